@@ -1,0 +1,3 @@
+from symgen.cli import main
+
+main()

@@ -1,0 +1,88 @@
+"""symgen's one entry point. Errors a user can cause print one line and exit 2, with no traceback."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from symgen.errors import UserError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def app() -> None:
+    """Study and fix how transformers generalize in symbolic reasoning."""
+
+
+@app.command()
+def recipes() -> None:
+    """List the built-in recipes, one name at the start of each line."""
+    from symgen.config import load_recipe, recipe_names
+
+    for name in recipe_names():
+        description = load_recipe(name).get("description", "")
+        click.echo(f"{name}\t{description}" if description else name)
+
+
+@app.command()
+@click.argument("recipe")
+@click.argument("overrides", nargs=-1)
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Run directory.")
+@click.option("--resume", is_flag=True, help="Continue an interrupted run exactly.")
+@click.option("--progress/--no-progress", default=True, help="Show a progress bar.")
+def train(recipe: str, overrides: tuple[str, ...], out: Path, resume: bool, progress: bool) -> None:
+    """Train one run: RECIPE is a YAML file or a built-in recipe name (`symgen recipes`);
+    OVERRIDES are key=value pairs with dotted paths, e.g. train.steps=300 model.d_model=64 seed=3.
+
+    Under `torchrun --nproc_per_node N` the same command trains data-parallel."""
+    from symgen.config import resolve
+    from symgen.training.run import train_run
+
+    cfg = resolve(recipe, list(overrides))
+    summary = train_run(cfg, out, resume=resume, progress=progress)
+    if int(os.environ.get("RANK", "0")) != 0:
+        return
+    if summary.get("skipped"):
+        click.echo(f"{out} is finished already; nothing to do")
+    else:
+        final = ", ".join(f"{k}={v:.4f}" for k, v in summary["final"].items())
+        click.echo(f"done: {summary['steps']} steps in {summary['train_seconds']:.1f}s; {final}")
+
+
+@app.command()
+@click.option(
+    "--suite", default="quick", show_default=True, help="smoke (minutes, for tests) | quick | paper."
+)
+@click.option("--out", type=click.Path(path_type=Path), default=Path("repro"), show_default=True)
+@click.option("--only", default=None, help="Comma-separated experiment names to run.")
+@click.option("--list", "list_", is_flag=True, help="List the suite's experiments and runs; run nothing.")
+@click.option(
+    "--jobs", default=1, show_default=True, help="Runs trained side by side (one thread each when > 1)."
+)
+@click.option("--progress/--no-progress", default=True, help="Show progress bars.")
+def reproduce(suite: str, out: Path, only: str | None, list_: bool, jobs: int, progress: bool) -> None:
+    """Run a suite's experiments (skipping finished runs); write OUT/report.html and OUT/claims.json."""
+    from symgen.experiments.suite import list_suite, run_suite
+
+    if list_:
+        click.echo(list_suite(suite, only))
+        return
+    report = run_suite(suite, out, only=only, jobs=jobs, progress=progress)
+    click.echo(f"report: {report}")
+
+
+def main() -> None:
+    try:
+        code = app.main(standalone_mode=False)
+    except UserError as e:
+        print(f"symgen: error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        print("symgen: interrupted", file=sys.stderr)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,294 @@
+"""One decoder-only transformer for both papers.
+
+token embedding (+ learned positions) → [pre-LN blocks] × R loops → final LayerNorm → unembedding.
+
+- Paper A's copy attention is an extra head in chosen blocks (`copy_layers`).
+- Paper B's recurrence applies the same block stack `n_loops` times (shared weights), optionally
+  re-adding the input embeddings before each iteration and zero-initialising output projections
+  so every block starts as the identity.
+- `forward(..., return_hidden=True)` returns the residual stream after every layer of every
+  iteration; `readout(h)` turns any of them into logits (final LayerNorm + unembedding). Logit
+  lens, margins and halting all read from these two, never from a copy of the forward pass.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from symgen.errors import UserError
+from symgen.models.attention import CopyAttention, KVCache, SelfAttention, rotary_tables
+
+POSITIONS = ("learned", "rotary", "none")
+COPY_VALUES = ("embedding", "residual")
+
+
+@dataclass
+class ModelConfig:
+    vocab_size: int = 0  # 0: taken from the task's vocabulary
+    d_model: int = 128
+    n_heads: int = 4
+    n_layers: int = 2
+    d_mlp: int = 0  # 0: 4 × d_model
+    max_seq_len: int = 0  # 0: taken from the task's longest sequence
+    positions: str = "learned"  # learned | rotary | none
+    tied: bool = True  # unembedding = embedding transposed
+    n_loops: int = 1  # R: the whole block stack applied R times with shared weights
+    zero_init: bool = False  # zero attention/MLP output projections: each block starts as identity
+    input_injection: bool = False  # add the input embeddings before every iteration after the first
+    copy_layers: list[int] = field(default_factory=list)  # blocks that carry a copy head
+    copy_values: str = "embedding"  # embedding: paper A's copy head; residual: identity skip head
+    copy_head_dim: int = 32
+    copy_gate_init: float = 1.0
+    dropout: float = 0.0
+    bias: bool = True
+    init_std: float = 0.02
+    embed_init_std: float = 0.0  # 0: 1/sqrt(d_model), rows nearly orthogonal and of norm ~1
+    ln_eps: float = 1e-5
+
+    def validate(self) -> None:
+        if self.d_model <= 0 or self.n_heads <= 0 or self.n_layers <= 0 or self.n_loops <= 0:
+            raise UserError("model.d_model, n_heads, n_layers and n_loops must be positive")
+        if self.d_model % self.n_heads:
+            raise UserError(f"model.d_model={self.d_model} must be divisible by model.n_heads={self.n_heads}")
+        if self.positions not in POSITIONS:
+            raise UserError(f"model.positions={self.positions!r}: allowed are {', '.join(POSITIONS)}")
+        if self.copy_values not in COPY_VALUES:
+            raise UserError(f"model.copy_values={self.copy_values!r}: allowed are {', '.join(COPY_VALUES)}")
+        bad = [i for i in self.copy_layers if not 0 <= i < self.n_layers]
+        if bad:
+            raise UserError(f"model.copy_layers {bad} out of range 0..{self.n_layers - 1}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise UserError(f"model.dropout={self.dropout} must be in [0, 1)")
+        if self.positions == "rotary" and (self.d_model // self.n_heads) % 2:
+            raise UserError("model.positions=rotary needs an even head dimension")
+
+    @property
+    def embed_std(self) -> float:
+        return self.embed_init_std or 1.0 / math.sqrt(self.d_model)
+
+
+@dataclass
+class ModelOutput:
+    logits: Tensor  # (B, T, V)
+    hidden: list[list[Tensor]] | None = None  # hidden[iteration][layer]: (B, T, D), after that layer
+    embedded: Tensor | None = None  # the input to the first layer
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        d_mlp = cfg.d_mlp or 4 * cfg.d_model
+        self.up = nn.Linear(cfg.d_model, d_mlp, bias=cfg.bias)
+        self.out = nn.Linear(d_mlp, cfg.d_model, bias=cfg.bias)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.drop(self.out(F.gelu(self.up(x))))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig, index: int) -> None:
+        super().__init__()
+        self.index, self.copy_values = index, cfg.copy_values
+        self.ln1 = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps)
+        self.attn = SelfAttention(cfg.d_model, cfg.n_heads, cfg.bias, cfg.dropout)
+        self.copy = (
+            CopyAttention(cfg.d_model, cfg.copy_head_dim, cfg.copy_gate_init)
+            if index in cfg.copy_layers
+            else None
+        )
+        self.ln2 = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps)
+        self.mlp = MLP(cfg)
+        self.drop = nn.Dropout(cfg.dropout)
+
+    def forward(
+        self,
+        x: Tensor,
+        token_embeddings: Tensor,
+        mask: Tensor | None,
+        rotary: dict[int, tuple[Tensor, Tensor]] | None,
+        cache: KVCache | None,
+        iteration: int,
+    ) -> Tensor:
+        a = self.ln1(x)
+        head_rot = rotary and rotary[self.attn.head_dim]
+        update = self.drop(self.attn(a, mask, head_rot, cache, (iteration, self.index, "attn")))
+        if self.copy is not None:
+            values = token_embeddings if self.copy_values == "embedding" else a
+            copy_rot = rotary and rotary[self.copy.head_dim]
+            update = update + self.copy(a, values, mask, copy_rot, cache, (iteration, self.index, "copy"))
+        x = x + update
+        return x + self.mlp(self.ln2(x))
+
+
+class Transformer(nn.Module):
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        cfg.validate()
+        if cfg.vocab_size <= 0 or cfg.max_seq_len <= 0:
+            raise UserError("model.vocab_size and model.max_seq_len must be set (or taken from the task)")
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.pos_embed = nn.Embedding(cfg.max_seq_len, cfg.d_model) if cfg.positions == "learned" else None
+        self.drop = nn.Dropout(cfg.dropout)
+        self.blocks = nn.ModuleList(Block(cfg, i) for i in range(cfg.n_layers))
+        self.ln_f = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps)
+        self.unembed = None if cfg.tied else nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        self.reset_parameters()
+
+    # ---------------------------------------------------------------- parameters
+    def reset_parameters(self) -> None:
+        for name, p in self.named_parameters():
+            if p.dim() >= 2:
+                nn.init.normal_(p, std=self.cfg.init_std)
+            elif name.endswith("bias"):
+                nn.init.zeros_(p)
+        for m in self.modules():
+            if isinstance(m, nn.LayerNorm):
+                nn.init.ones_(m.weight)
+        for block in self.blocks:
+            if self.cfg.zero_init:
+                for proj in (block.attn.out, block.mlp.out):
+                    nn.init.zeros_(proj.weight)
+            if block.copy is not None:
+                nn.init.constant_(block.copy.gate, self.cfg.copy_gate_init)
+        self.init_rows_(self.embed.weight)
+        if self.unembed is not None:
+            self.init_rows_(self.unembed.weight)
+
+    @torch.no_grad()
+    def init_rows_(
+        self, weight: Tensor, rows: Tensor | None = None, generator: torch.Generator | None = None
+    ) -> None:
+        """Draw (un)embedding rows from their initial distribution (all rows, or only `rows`)."""
+        shape = weight.shape if rows is None else (len(rows), weight.shape[1])
+        fresh = torch.randn(shape, generator=generator, device=weight.device) * self.cfg.embed_std
+        if rows is None:
+            weight.copy_(fresh.to(weight.dtype))
+        else:
+            weight[rows] = fresh.to(weight.dtype)
+
+    @property
+    def unembedding(self) -> Tensor:
+        return self.embed.weight if self.unembed is None else self.unembed.weight
+
+    def param_groups(self) -> dict[str, list[nn.Parameter]]:
+        """Parameters by role, for per-group weight decay: embed, unembed, norm (LayerNorm, biases,
+        gates) and rest."""
+        groups: dict[str, list[nn.Parameter]] = {"embed": [], "unembed": [], "norm": [], "rest": []}
+        for name, p in self.named_parameters():
+            if name == "embed.weight":
+                groups["embed"].append(p)
+            elif name == "unembed.weight":
+                groups["unembed"].append(p)
+            elif p.dim() < 2:
+                groups["norm"].append(p)
+            else:
+                groups["rest"].append(p)
+        return groups
+
+    # ---------------------------------------------------------------- forward
+    def forward(
+        self,
+        ids: Tensor,
+        attention_mask: Tensor | None = None,
+        n_loops: int | None = None,
+        cache: KVCache | None = None,
+        past_length: int = 0,
+        return_hidden: bool = False,
+    ) -> ModelOutput:
+        """ids (B, T). attention_mask (B, past_length + T), True at real tokens, or None when there
+        is no padding. n_loops overrides the number of iterations (inference-time scaling)."""
+        B, T = ids.shape
+        n_loops = n_loops or self.cfg.n_loops
+        positions = self._positions(B, T, attention_mask, past_length, ids.device)
+        if int(positions.max()) >= self.cfg.max_seq_len and self.pos_embed is not None:
+            raise UserError(f"sequence of {int(positions.max()) + 1} tokens exceeds model.max_seq_len")
+        mask = self._mask(attention_mask, T, past_length)
+        rotary = self._rotary(positions)
+
+        token_embeddings = self.embed(ids)
+        x = token_embeddings if self.pos_embed is None else token_embeddings + self.pos_embed(positions)
+        x = embedded = self.drop(x)
+        hidden: list[list[Tensor]] = []
+        for r in range(n_loops):
+            if r > 0 and self.cfg.input_injection:
+                x = x + embedded
+            layers = []
+            for block in self.blocks:
+                x = block(x, token_embeddings, mask, rotary, cache, r)
+                layers.append(x)
+            if return_hidden:
+                hidden.append(layers)
+        return ModelOutput(self.readout(x), hidden if return_hidden else None, embedded)
+
+    def readout(self, h: Tensor) -> Tensor:
+        """Final LayerNorm and unembedding: logits from any residual-stream state."""
+        return F.linear(self.ln_f(h), self.unembedding)
+
+    def _positions(self, B: int, T: int, attention_mask: Tensor | None, past: int, device) -> Tensor:
+        if attention_mask is None:
+            return torch.arange(past, past + T, device=device).expand(B, T)
+        # left padding: count real tokens, so every sequence starts at position 0
+        return (attention_mask.long().cumsum(-1) - 1).clamp(min=0)[:, past : past + T]
+
+    def _mask(self, attention_mask: Tensor | None, T: int, past: int) -> Tensor | None:
+        if attention_mask is None:
+            return None
+        Tk = past + T
+        q_pos = torch.arange(past, Tk, device=attention_mask.device)[:, None]
+        k_pos = torch.arange(Tk, device=attention_mask.device)[None, :]
+        allowed = (k_pos <= q_pos)[None] & attention_mask[:, None, :].bool()
+        allowed = allowed | (k_pos == q_pos)[None]  # a padding query attends to itself, never to nothing
+        return allowed[:, None]
+
+    def _rotary(self, positions: Tensor) -> dict[int, tuple[Tensor, Tensor]] | None:
+        if self.cfg.positions != "rotary":
+            return None
+        dims = {self.cfg.d_model // self.cfg.n_heads, self.cfg.copy_head_dim}
+        return {d: rotary_tables(positions, d) for d in dims}
+
+    # ---------------------------------------------------------------- generation
+    @torch.no_grad()
+    def generate(
+        self,
+        prompts: list[list[int]],
+        max_new_tokens: int,
+        eos_id: int,
+        pad_id: int = 0,
+        n_loops: int | None = None,
+    ) -> list[list[int]]:
+        """Batched greedy decoding with a KV cache. Prompts are left-padded; returns the new tokens
+        of each prompt, up to and including eos (or max_new_tokens)."""
+        device = self.embed.weight.device
+        width = max(len(p) for p in prompts)
+        ids = torch.full((len(prompts), width), pad_id, dtype=torch.long, device=device)
+        mask = torch.zeros_like(ids, dtype=torch.bool)
+        for i, p in enumerate(prompts):
+            ids[i, width - len(p) :] = torch.tensor(p, device=device)
+            mask[i, width - len(p) :] = True
+        cache = KVCache()
+        logits = self(ids, mask, n_loops=n_loops, cache=cache).logits[:, -1]
+        out = torch.empty(len(prompts), 0, dtype=torch.long, device=device)
+        done = torch.zeros(len(prompts), dtype=torch.bool, device=device)
+        for _ in range(max_new_tokens):
+            nxt = logits.argmax(-1).masked_fill(done, eos_id)
+            out = torch.cat([out, nxt[:, None]], dim=1)
+            done = done | (nxt == eos_id)
+            if bool(done.all()):
+                break
+            past = mask.shape[1]
+            mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+            logits = self(nxt[:, None], mask, n_loops=n_loops, cache=cache, past_length=past).logits[:, -1]
+        result = []
+        for row in out.tolist():
+            result.append(row[: row.index(eos_id) + 1] if eos_id in row else row)
+        return result
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())

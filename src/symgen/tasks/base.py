@@ -1,0 +1,93 @@
+"""What the trainer needs from a task: deterministic training batches and an evaluation.
+
+A batch is a pure function of (seed, step, task state), so a resumed or data-parallel run sees
+exactly the batches an uninterrupted single-process run would.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from torch import Tensor
+
+if TYPE_CHECKING:
+    from symgen.models.transformer import Transformer
+
+IGNORE = -100  # target value of positions that carry no loss
+
+
+@dataclass
+class Batch:
+    """Right-padded rows: under causal attention padding at the end never reaches a real
+    position, so training needs no attention mask."""
+
+    inputs: Tensor  # (B, T) token ids
+    targets: Tensor  # (B, T) next-token targets, IGNORE where no loss
+
+    def shard(self, rank: int, world: int) -> Batch:
+        """This rank's rows of a global batch (data parallel)."""
+        return Batch(self.inputs[rank::world], self.targets[rank::world])
+
+    def to(self, device: torch.device) -> Batch:
+        return Batch(self.inputs.to(device), self.targets.to(device))
+
+
+def step_rng(seed: int, step: int, stream: int = 0) -> np.random.Generator:
+    """The random stream of one training step: independent of every other step."""
+    return np.random.default_rng([seed, stream, step])
+
+
+def epoch_indices(n: int, batch_size: int, step: int, seed: int) -> np.ndarray:
+    """Rows of a fixed dataset for one step: a fresh permutation every epoch, no row repeated
+    within an epoch (a batch straddling two epochs takes the end of one and the start of the next)."""
+    start = step * batch_size
+    out = []
+    while len(out) < batch_size:
+        epoch, offset = divmod(start + len(out), n)
+        perm = np.random.default_rng([seed, 7, epoch]).permutation(n)
+        out.extend(perm[offset : offset + batch_size - len(out)].tolist())
+    return np.asarray(out)
+
+
+class Task(ABC):
+    """A task samples and tokenizes problems and scores a model; it knows nothing of training."""
+
+    vocab: list[str]
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    @property
+    @abstractmethod
+    def max_seq_len(self) -> int: ...
+
+    @abstractmethod
+    def train_batch(self, step: int, batch_size: int) -> Batch: ...
+
+    @abstractmethod
+    def evaluate(self, model: Transformer, device: torch.device) -> dict[str, float]:
+        """Held-out metrics, names without prefix (the trainer adds `eval/`)."""
+
+    def headline_metric(self) -> str:
+        """The evaluation metric shown in the progress bar."""
+        return "exact_match"
+
+    def hooks(self) -> list[Any]:
+        """Trainer hooks the task brings (a curriculum, say)."""
+        return []
+
+
+def pad_batch(rows: list[list[int]], targets: list[list[int]], pad_id: int) -> Batch:
+    """Right-pad token rows (and their targets with IGNORE) into one batch."""
+    width = max(len(r) for r in rows)
+    inputs = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    tgt = torch.full((len(rows), width), IGNORE, dtype=torch.long)
+    for i, (r, t) in enumerate(zip(rows, targets, strict=True)):
+        inputs[i, : len(r)] = torch.tensor(r)
+        tgt[i, : len(t)] = torch.tensor(t)
+    return Batch(inputs, tgt)

@@ -1,0 +1,18 @@
+"""Task names → (config dataclass, task class). Adding a task touches this file and its own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from symgen.config import TASK_CONFIGS
+from symgen.tasks.base import Task
+from symgen.tasks.recall import RecallConfig, RecallTask
+
+TASKS: dict[str, tuple[type, type[Task]]] = {
+    "recall": (RecallConfig, RecallTask),
+}
+TASK_CONFIGS.update({name: cfg for name, (cfg, _) in TASKS.items()})
+
+
+def make_task(cfg: Any, seed: int) -> Task:
+    return TASKS[cfg.name][1](cfg, seed)

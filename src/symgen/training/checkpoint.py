@@ -1,0 +1,116 @@
+"""Checkpoints: tensors in safetensors, everything else in JSON, each written atomically.
+
+A checkpoint is `step_NNNNNNN.safetensors` (model, optimizer tensors, RNG state) plus
+`step_NNNNNNN.json` (step, optimizer scalars and groups, hook and trainer state). The JSON is
+written last, so a checkpoint whose JSON exists is complete unless a file was damaged afterwards;
+damage is reported as a UserError naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from symgen.errors import UserError
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def atomic_write_json(path: Path, obj: Any) -> None:
+    atomic_write_bytes(path, (json.dumps(obj, indent=1) + "\n").encode())
+
+
+def atomic_save_tensors(
+    path: Path, tensors: dict[str, torch.Tensor], metadata: dict[str, str] | None = None
+) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, tmp, metadata=metadata)
+    os.replace(tmp, path)
+
+
+def load_tensors(path: Path) -> dict[str, torch.Tensor]:
+    try:
+        return load_file(path)
+    except (SafetensorError, OSError, ValueError) as e:
+        raise UserError(
+            f"checkpoint {path} is truncated or corrupt ({e}); delete it to resume from an earlier one"
+        ) from None
+
+
+def optimizer_to_flat(state: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """Split an optimizer state_dict into tensors and JSON-able rest."""
+    tensors: dict[str, torch.Tensor] = {}
+    scalars: dict[str, dict[str, Any]] = {}
+    for idx, entry in state["state"].items():
+        for name, value in entry.items():
+            if isinstance(value, torch.Tensor):
+                tensors[f"optim.{idx}.{name}"] = value
+            else:
+                scalars.setdefault(str(idx), {})[name] = value
+    return tensors, {"param_groups": state["param_groups"], "scalars": scalars}
+
+
+def optimizer_from_flat(tensors: dict[str, torch.Tensor], rest: dict[str, Any]) -> dict[str, Any]:
+    state: dict[int, dict[str, Any]] = {}
+    for key, value in tensors.items():
+        if key.startswith("optim."):
+            _, idx, name = key.split(".", 2)
+            state.setdefault(int(idx), {})[name] = value
+    for idx, entry in rest["scalars"].items():
+        state.setdefault(int(idx), {}).update(entry)
+    return {"state": state, "param_groups": rest["param_groups"]}
+
+
+def checkpoint_paths(directory: Path, step: int) -> tuple[Path, Path]:
+    stem = directory / f"step_{step:07d}"
+    return stem.with_suffix(".safetensors"), stem.with_suffix(".json")
+
+
+def list_checkpoints(directory: Path) -> list[int]:
+    """Steps of the checkpoints in `directory` whose JSON (written last) exists, oldest first."""
+    if not directory.is_dir():
+        return []
+    steps = []
+    for p in directory.glob("step_*.json"):
+        try:
+            steps.append(int(p.stem.split("_")[1]))
+        except ValueError:
+            continue
+    return sorted(steps)
+
+
+def save_checkpoint(
+    directory: Path, step: int, tensors: dict[str, torch.Tensor], state: dict[str, Any], keep: int
+) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    tensor_path, json_path = checkpoint_paths(directory, step)
+    atomic_save_tensors(tensor_path, tensors)
+    atomic_write_json(json_path, state)
+    if keep > 0:
+        for old in list_checkpoints(directory)[:-keep]:
+            for path in checkpoint_paths(directory, old):
+                path.unlink(missing_ok=True)
+
+
+def load_checkpoint(directory: Path, step: int) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    tensor_path, json_path = checkpoint_paths(directory, step)
+    try:
+        state = json.loads(json_path.read_text())
+    except (json.JSONDecodeError, OSError) as e:
+        raise UserError(
+            f"checkpoint {json_path} is truncated or corrupt ({e}); delete it to resume from an earlier one"
+        ) from None
+    return load_tensors(tensor_path), state

@@ -1,0 +1,65 @@
+"""The trainer's settings: optimizer, schedule, iterations, evaluation and checkpoints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from symgen.errors import UserError
+
+SCHEDULES = ("constant", "cosine")
+PRECISIONS = ("auto", "fp32", "bf16")
+LOOP_MODES = ("fixed", "poisson")
+
+
+@dataclass
+class TrainConfig:
+    steps: int = 1000
+    batch_size: int = 64
+    lr: float = 1e-3
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.98])
+    eps: float = 1e-8
+    weight_decay: float = 0.1  # the "rest" group: matrices of attention and MLP
+    embed_weight_decay: float | None = None  # None: same as weight_decay
+    unembed_weight_decay: float | None = None  # None: same as weight_decay (untied models only)
+    norm_weight_decay: float = 0.0  # LayerNorm weights, biases, gates
+    warmup_steps: int = 100
+    schedule: str = "constant"  # constant | cosine (to min_lr_ratio × lr at the last step)
+    min_lr_ratio: float = 0.1
+    grad_clip: float = 1.0  # 0: off
+    label_smoothing: float = 0.0
+    precision: str = "auto"  # auto: bf16 autocast on CUDA, fp32 on CPU
+    loops: str = "fixed"  # fixed: model.n_loops; poisson: R = clip(Poisson(loops_lambda), min, max) per batch
+    loops_lambda: float = 4.0
+    loops_min: int = 2
+    loops_max: int = 8
+    eval_every: int = 200
+    checkpoint_every: int = 500
+    keep_checkpoints: int = 2  # newest checkpoints kept (0: all)
+    threads: int = 0  # torch CPU threads; 0: leave torch's default
+
+    def validate(self) -> None:
+        positive = {"steps": self.steps, "batch_size": self.batch_size, "eval_every": self.eval_every}
+        positive |= {"checkpoint_every": self.checkpoint_every}
+        for key, value in positive.items():
+            if value <= 0:
+                raise UserError(f"train.{key}={value} must be positive")
+        if self.lr <= 0:
+            raise UserError(f"train.lr={self.lr} must be positive")
+        if len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas):
+            raise UserError(f"train.betas={self.betas} must be two numbers in [0, 1)")
+        if self.warmup_steps < 0:
+            raise UserError(f"train.warmup_steps={self.warmup_steps} must be >= 0")
+        if self.schedule not in SCHEDULES:
+            raise UserError(f"train.schedule={self.schedule!r}: allowed are {', '.join(SCHEDULES)}")
+        if self.precision not in PRECISIONS:
+            raise UserError(f"train.precision={self.precision!r}: allowed are {', '.join(PRECISIONS)}")
+        if self.loops not in LOOP_MODES:
+            raise UserError(f"train.loops={self.loops!r}: allowed are {', '.join(LOOP_MODES)}")
+        if self.loops == "poisson" and not 1 <= self.loops_min <= self.loops_max:
+            raise UserError(f"train.loops_min={self.loops_min} must be in 1..loops_max={self.loops_max}")
+        if not 0 <= self.label_smoothing < 1:
+            raise UserError(f"train.label_smoothing={self.label_smoothing} must be in [0, 1)")
+        for key in ("weight_decay", "embed_weight_decay", "unembed_weight_decay", "norm_weight_decay"):
+            value = getattr(self, key)
+            if value is not None and value < 0:
+                raise UserError(f"train.{key}={value} must be >= 0")

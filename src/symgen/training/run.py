@@ -1,0 +1,128 @@
+"""A run directory: config.yaml (resolved), metrics.jsonl, checkpoints/, final.safetensors,
+summary.json. A finished run is a no-op when started again; an interrupted one resumes exactly."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from symgen import config as config_mod
+from symgen.config import ExperimentConfig
+from symgen.errors import UserError
+from symgen.models.transformer import Transformer
+from symgen.tasks.base import Task
+from symgen.tasks.registry import make_task
+from symgen.training import checkpoint as ckpt
+from symgen.training.distributed import init_distributed, resolve_device, shutdown_distributed
+from symgen.training.hooks import Hook
+from symgen.training.trainer import Trainer
+
+
+def is_finished(run_dir: Path) -> bool:
+    return (run_dir / "summary.json").exists()
+
+
+def read_summary(run_dir: Path) -> dict[str, Any]:
+    return json.loads((run_dir / "summary.json").read_text())
+
+
+def build_model(cfg: ExperimentConfig, task: Task) -> Transformer:
+    """Fill the model sizes the task decides (vocabulary, sequence length) and build it."""
+    if cfg.model.vocab_size == 0:
+        cfg.model.vocab_size = task.vocab_size
+    if cfg.model.max_seq_len == 0:
+        cfg.model.max_seq_len = task.max_seq_len
+    if cfg.model.vocab_size < task.vocab_size:
+        raise UserError(
+            f"model.vocab_size={cfg.model.vocab_size} is smaller than the task's {task.vocab_size}"
+        )
+    torch.manual_seed(cfg.seed)
+    return Transformer(cfg.model)
+
+
+def load_run(run_dir: Path, weights: str = "final") -> tuple[ExperimentConfig, Task, Transformer]:
+    """Config, task and model of a run, with its final weights (or a checkpoint step)."""
+    run_dir = Path(run_dir)
+    if not (run_dir / "config.yaml").exists():
+        raise UserError(f"{run_dir} is not a run directory (no config.yaml)")
+    cfg = config_mod.resolve(run_dir / "config.yaml")
+    task = make_task(cfg.task, cfg.seed)
+    model = build_model(cfg, task)
+    path = run_dir / "final.safetensors"
+    if weights != "final":
+        path = ckpt.checkpoint_paths(run_dir / "checkpoints", int(weights))[0]
+    if not path.exists():
+        raise UserError(f"{path} does not exist: the run has not finished or kept that checkpoint")
+    tensors = ckpt.load_tensors(path)
+    model.load_state_dict(
+        {k.removeprefix("model."): v for k, v in tensors.items() if not k.startswith(("optim.", "rng."))}
+    )
+    model.eval()
+    return cfg, task, model
+
+
+def train_run(
+    cfg: ExperimentConfig,
+    run_dir: Path,
+    resume: bool = False,
+    progress: bool = True,
+    hooks: list[Hook] | None = None,
+) -> dict[str, Any]:
+    run_dir = Path(run_dir)
+    if is_finished(run_dir):
+        return read_summary(run_dir) | {"skipped": True}
+
+    device = resolve_device(cfg.device)
+    dist_info = init_distributed(device)
+    if device.type == "cuda":
+        device = resolve_device(cfg.device, dist_info.local_rank)
+    if cfg.train.threads > 0:
+        torch.set_num_threads(cfg.train.threads)
+    try:
+        task = make_task(cfg.task, cfg.seed)
+        model = build_model(cfg, task).to(device)
+        resolved = config_mod.dump(cfg)
+        config_path = run_dir / "config.yaml"
+        steps = ckpt.list_checkpoints(run_dir / "checkpoints")
+        if config_path.exists() and config_path.read_text() != resolved:
+            raise UserError(f"{run_dir} holds a run with another config; choose a new --out")
+        if (steps or (run_dir / "metrics.jsonl").exists()) and not resume:
+            raise UserError(
+                f"{run_dir} holds an unfinished run: pass --resume to continue it, or choose a new --out"
+            )
+        if dist_info.main:
+            run_dir.mkdir(parents=True, exist_ok=True)
+            ckpt.atomic_write_bytes(config_path, resolved.encode())
+        dist_info.barrier()
+
+        trainer = Trainer(cfg, task, model, run_dir, device, dist_info, hooks, progress)
+        if steps:
+            trainer.load(steps[-1])
+        elif resume and dist_info.main:
+            trainer.log.truncate_after(0)
+        started = time.time()
+        final_metrics = trainer.fit()
+        summary = {
+            "name": cfg.name,
+            "steps": trainer.step,
+            "train_seconds": round(trainer.elapsed, 2),
+            "steps_per_second": round(trainer.step / max(trainer.elapsed, 1e-9), 2),
+            "wall_seconds_this_process": round(time.time() - started, 2),
+            "parameters": model.num_parameters(),
+            "world_size": dist_info.world,
+            "final": final_metrics,
+        }
+        for hook in trainer.hooks:
+            summary |= hook.summary()
+        if dist_info.main:
+            tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
+            ckpt.atomic_save_tensors(run_dir / "final.safetensors", tensors)
+            ckpt.atomic_write_json(run_dir / "summary.json", summary)
+        dist_info.barrier()
+        return summary
+    finally:
+        shutdown_distributed()

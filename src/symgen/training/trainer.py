@@ -1,0 +1,241 @@
+"""The one training loop of every experiment.
+
+Per step: draw the iteration count (fixed or Poisson), take this rank's share of the step's
+deterministic batch, forward/backward (bf16 autocast on CUDA), hooks, clip, AdamW. Every
+`eval_every` steps rank 0 evaluates and every rank sees the same metrics, so hooks that react to
+them (curricula) stay in step. Checkpoints hold everything needed to continue bit for bit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
+from tqdm import tqdm
+
+from symgen.config import ExperimentConfig
+from symgen.models.transformer import Transformer
+from symgen.tasks.base import IGNORE, Task
+from symgen.training import checkpoint as ckpt
+from symgen.training.distributed import Dist
+from symgen.training.hooks import Hook
+from symgen.training.optim import build_optimizer, lr_at
+
+
+class MetricsLog:
+    """metrics.jsonl (and TensorBoard when it is installed), written by rank 0 only."""
+
+    def __init__(self, run_dir: Path, enabled: bool) -> None:
+        self.path, self.enabled, self.tb = run_dir / "metrics.jsonl", enabled, None
+        if enabled:
+            with contextlib.suppress(Exception):  # tensorboard is optional
+                from torch.utils.tensorboard import SummaryWriter
+
+                self.tb = SummaryWriter(str(run_dir / "tensorboard"))
+
+    def truncate_after(self, step: int) -> None:
+        """Drop lines a killed run wrote after its last checkpoint, so a resumed log matches."""
+        if not self.enabled or not self.path.exists():
+            return
+        kept = [line for line in self.path.read_text().splitlines() if json.loads(line)["step"] <= step]
+        ckpt.atomic_write_bytes(self.path, "".join(line + "\n" for line in kept).encode())
+
+    def write(self, record: dict[str, Any]) -> None:
+        if not self.enabled:
+            return
+        with open(self.path, "a") as f:
+            f.write(json.dumps(record) + "\n")
+        if self.tb is not None:
+            for key, value in record.items():
+                if key != "step" and isinstance(value, int | float):
+                    self.tb.add_scalar(key, value, record["step"])
+
+
+class Trainer:
+    def __init__(
+        self,
+        cfg: ExperimentConfig,
+        task: Task,
+        model: Transformer,
+        run_dir: Path,
+        device: torch.device,
+        dist_info: Dist | None = None,
+        hooks: list[Hook] | None = None,
+        progress: bool = True,
+    ) -> None:
+        self.cfg, self.task, self.model, self.run_dir, self.device = cfg, task, model, run_dir, device
+        self.dist = dist_info or Dist()
+        self.hooks = list(task.hooks()) + list(hooks or [])
+        self.progress = progress and self.dist.main
+        self.step = 0  # steps completed
+        self.elapsed = 0.0  # training seconds, summed over resumes
+        self.window: dict[str, float] = {}  # train metrics summed since the last log line
+        self.last_eval: dict[str, float] = {}
+        self.n_loops = cfg.model.n_loops  # iterations of the current step (hooks may read it)
+        self.optimizer = build_optimizer(model, cfg.train)
+        self.ddp = (
+            DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+            if self.dist.active
+            else None
+        )
+        self.log = MetricsLog(run_dir, self.dist.main)
+
+    # ---------------------------------------------------------------- helpers
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.run_dir / "checkpoints"
+
+    def autocast(self) -> contextlib.AbstractContextManager:
+        precision = self.cfg.train.precision
+        if precision == "bf16" or (precision == "auto" and self.device.type == "cuda"):
+            return torch.autocast(self.device.type, dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
+    def loops_for(self, step: int) -> int:
+        t = self.cfg.train
+        if t.loops == "fixed":
+            return self.cfg.model.n_loops
+        draw = np.random.default_rng([self.cfg.seed, 3, step]).poisson(t.loops_lambda)
+        return int(np.clip(draw, t.loops_min, t.loops_max))
+
+    # ---------------------------------------------------------------- state
+    def state(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        opt_tensors, opt_rest = ckpt.optimizer_to_flat(self.optimizer.state_dict())
+        tensors = {f"model.{k}": v for k, v in self.model.state_dict().items()} | opt_tensors
+        tensors["rng.torch"] = torch.get_rng_state()
+        if self.device.type == "cuda":
+            tensors["rng.cuda"] = torch.cuda.get_rng_state(self.device)
+        state = {
+            "step": self.step,
+            "elapsed": self.elapsed,
+            "window": self.window,
+            "last_eval": self.last_eval,
+            "optimizer": opt_rest,
+            "hooks": {h.name: h.state_dict() for h in self.hooks},
+        }
+        return tensors, state
+
+    def load(self, step: int) -> None:
+        tensors, state = ckpt.load_checkpoint(self.checkpoint_dir, step)
+        model_state = {k[len("model.") :]: v for k, v in tensors.items() if k.startswith("model.")}
+        self.model.load_state_dict(model_state)
+        self.optimizer.load_state_dict(ckpt.optimizer_from_flat(tensors, state["optimizer"]))
+        torch.set_rng_state(tensors["rng.torch"])
+        if "rng.cuda" in tensors and self.device.type == "cuda":
+            torch.cuda.set_rng_state(tensors["rng.cuda"], self.device)
+        for hook in self.hooks:
+            hook.load_state_dict(state["hooks"].get(hook.name, {}))
+        self.step, self.elapsed = state["step"], state["elapsed"]
+        self.window, self.last_eval = state["window"], state["last_eval"]
+        self.log.truncate_after(self.step)
+
+    def save_checkpoint(self) -> None:
+        tensors, state = self.state()  # every rank: the optimizer state is identical under DDP
+        if self.dist.main:
+            ckpt.save_checkpoint(
+                self.checkpoint_dir, self.step, tensors, state, self.cfg.train.keep_checkpoints
+            )
+        self.dist.barrier()
+
+    # ---------------------------------------------------------------- the loop
+    def train_step(self, step: int) -> None:
+        t = self.cfg.train
+        self.n_loops = self.loops_for(step)
+        batch = (
+            self.task.train_batch(step, t.batch_size).shard(self.dist.rank, self.dist.world).to(self.device)
+        )
+        net = self.ddp or self.model
+        with self.autocast():
+            logits = net(batch.inputs, n_loops=self.n_loops).logits
+        loss = F.cross_entropy(
+            logits.float().flatten(0, 1),
+            batch.targets.flatten(),
+            ignore_index=IGNORE,
+            label_smoothing=t.label_smoothing,
+        )
+        loss.backward()
+        for hook in self.hooks:
+            hook.after_backward(self, step)
+        if t.grad_clip > 0:
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.grad_clip)
+        lr = lr_at(step, t)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        for hook in self.hooks:
+            hook.on_step_end(self, step)
+
+        with torch.no_grad():
+            scored = batch.targets != IGNORE
+            right = (logits.argmax(-1) == batch.targets) | ~scored
+            w = self.window
+            w["loss"] = w.get("loss", 0.0) + float(loss)
+            w["token_accuracy"] = w.get("token_accuracy", 0.0) + float((right & scored).sum() / scored.sum())
+            w["exact_match"] = w.get("exact_match", 0.0) + float(right.all(dim=1).float().mean())
+            w["n"] = w.get("n", 0.0) + 1
+            w["lr"] = lr
+
+    def evaluate(self) -> dict[str, float]:
+        metrics: dict[str, float] | None = None
+        if self.dist.main:
+            self.model.eval()
+            with self.autocast():
+                metrics = {f"eval/{k}": v for k, v in self.task.evaluate(self.model, self.device).items()}
+            self.model.train()
+        metrics = self.dist.broadcast(metrics)
+        for hook in self.hooks:
+            hook.on_eval(self, self.step, metrics)
+        self.last_eval = metrics
+        return metrics
+
+    def flush_window(self, extra: dict[str, float]) -> dict[str, Any]:
+        w, self.window = self.window, {}
+        n = max(w.pop("n", 1.0), 1.0)
+        record: dict[str, Any] = {"step": self.step}
+        if "lr" in w:
+            record["lr"] = w.pop("lr")
+        record |= {f"train/{k}": v / n for k, v in w.items()}
+        record |= extra | {"elapsed_s": round(self.elapsed, 2)}
+        self.log.write(record)
+        return record
+
+    def fit(self) -> dict[str, float]:
+        t = self.cfg.train
+        for hook in self.hooks:
+            hook.on_start(self)
+        self.model.train()
+        bar = tqdm(
+            total=t.steps, initial=self.step, disable=not self.progress, mininterval=1.0, dynamic_ncols=True
+        )
+        headline = f"eval/{self.task.headline_metric()}"
+        log_every = max(1, t.eval_every // 4)
+        while self.step < t.steps:
+            start = time.perf_counter()
+            self.train_step(self.step)
+            self.step += 1
+            self.elapsed += time.perf_counter() - start
+            extra: dict[str, float] = {}
+            if self.step % t.eval_every == 0 or self.step == t.steps:
+                start = time.perf_counter()
+                extra = self.evaluate()
+                self.elapsed += time.perf_counter() - start
+            if extra or self.step % log_every == 0:
+                record = self.flush_window(extra)
+                bar.set_postfix(
+                    loss=f"{record.get('train/loss', float('nan')):.3f}",
+                    acc=f"{record.get('train/token_accuracy', float('nan')):.3f}",
+                    **({"eval": f"{self.last_eval[headline]:.3f}"} if headline in self.last_eval else {}),
+                )
+            bar.update(1)
+            if self.step % t.checkpoint_every == 0 and self.step < t.steps:
+                self.save_checkpoint()
+        bar.close()
+        return self.last_eval
