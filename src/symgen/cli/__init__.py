@@ -73,6 +73,15 @@ def reproduce(suite: str, out: Path, only: str | None, list_: bool, jobs: int, p
     click.echo(f"report: {report}")
 
 
+def _add_groups() -> None:
+    from symgen.cli.data import data
+
+    app.add_command(data)
+
+
+_add_groups()
+
+
 def main() -> None:
     try:
         code = app.main(standalone_mode=False)

@@ -6,10 +6,10 @@ from typing import Any
 
 from symgen.config import TASK_CONFIGS
 from symgen.tasks.base import Task
-from symgen.tasks.recall import RecallConfig, RecallTask
+from symgen.tasks.reverse import ReverseConfig, ReverseTask
 
 TASKS: dict[str, tuple[type, type[Task]]] = {
-    "recall": (RecallConfig, RecallTask),
+    "reverse": (ReverseConfig, ReverseTask),
 }
 TASK_CONFIGS.update({name: cfg for name, (cfg, _) in TASKS.items()})
 

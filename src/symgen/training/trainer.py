@@ -148,19 +148,22 @@ class Trainer:
     def train_step(self, step: int) -> None:
         t = self.cfg.train
         self.n_loops = self.loops_for(step)
-        batch = (
-            self.task.train_batch(step, t.batch_size).shard(self.dist.rank, self.dist.world).to(self.device)
-        )
+        global_batch = self.task.train_batch(step, t.batch_size)
+        # Normalise by the scored tokens of the whole global batch: DDP's gradient average then
+        # equals the single-process gradient even when ranks hold different numbers of targets.
+        n_scored = max(int((global_batch.targets != IGNORE).sum()), 1)
+        batch = global_batch.shard(self.dist.rank, self.dist.world).to(self.device)
         net = self.ddp or self.model
         with self.autocast():
             logits = net(batch.inputs, n_loops=self.n_loops).logits
-        loss = F.cross_entropy(
+        loss_sum = F.cross_entropy(
             logits.float().flatten(0, 1),
             batch.targets.flatten(),
             ignore_index=IGNORE,
             label_smoothing=t.label_smoothing,
+            reduction="sum",
         )
-        loss.backward()
+        (loss_sum * self.dist.world / n_scored).backward()
         for hook in self.hooks:
             hook.after_backward(self, step)
         if t.grad_clip > 0:
@@ -177,7 +180,7 @@ class Trainer:
             scored = batch.targets != IGNORE
             right = (logits.argmax(-1) == batch.targets) | ~scored
             w = self.window
-            w["loss"] = w.get("loss", 0.0) + float(loss)
+            w["loss"] = w.get("loss", 0.0) + float(loss_sum / scored.sum().clamp(min=1))
             w["token_accuracy"] = w.get("token_accuracy", 0.0) + float((right & scored).sum() / scored.sum())
             w["exact_match"] = w.get("exact_match", 0.0) + float(right.all(dim=1).float().mean())
             w["n"] = w.get("n", 0.0) + 1

@@ -1,0 +1,69 @@
+"""Small matplotlib helpers (Agg backend, no display): every figure is a PNG file."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def save(fig: plt.Figure, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def line_figure(
+    path: Path,
+    series: dict[str, tuple[Sequence[float], Sequence[float]]],
+    xlabel: str,
+    ylabel: str,
+    title: str = "",
+    vlines: dict[str, float] | None = None,
+    ylim: tuple[float, float] | None = None,
+) -> Path:
+    """One panel of named (x, y) curves, with optional labelled vertical markers."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    for label, (x, y) in series.items():
+        ax.plot(x, y, label=label, lw=1.6)
+    for label, x in (vlines or {}).items():
+        ax.axvline(x, ls="--", lw=1, color="gray")
+        ax.text(x, ax.get_ylim()[1], f" {label}", rotation=90, va="top", fontsize=8, color="gray")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if ylim:
+        ax.set_ylim(*ylim)
+    if title:
+        ax.set_title(title)
+    if len(series) > 1:
+        ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    return save(fig, path)
+
+
+def histogram_figure(
+    path: Path,
+    panels: dict[str, dict[str, Sequence[float]]],
+    xlabel: str,
+    title: str = "",
+    bins: int = 60,
+) -> Path:
+    """One panel per entry, each overlaying named distributions as density histograms."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.0 * len(panels), 3.8), squeeze=False)
+    for ax, (name, series) in zip(axes[0], panels.items(), strict=True):
+        for label, values in series.items():
+            ax.hist(values, bins=bins, density=True, alpha=0.55, label=label)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("density")
+        ax.set_title(name, fontsize=10)
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    return save(fig, path)

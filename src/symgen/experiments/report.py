@@ -1,0 +1,79 @@
+"""One self-contained HTML page: claims table, timing, then one section per experiment with its
+figures embedded as base64 PNG."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import html
+import platform
+from pathlib import Path
+
+import torch
+
+from symgen.experiments.claims import Claim
+from symgen.experiments.suite import Section, Table
+
+STYLE = """
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:1em 0;font-size:14px}
+td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#f3f3f3} .reproduced{background:#dff5df} .not-reproduced{background:#fbe0e0}
+.not-run{color:#888} img{max-width:100%;border:1px solid #eee;margin:.5em 0}
+caption{text-align:left;color:#555}
+"""
+
+
+def _table(table: Table) -> str:
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in table.headers)
+    rows = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in row) + "</tr>" for row in table.rows
+    )
+    caption = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""
+    return f"<table>{caption}<tr>{head}</tr>{rows}</table>"
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def _figure(path: Path) -> str:
+    data = base64.b64encode(path.read_bytes()).decode()
+    return f'<figure><img alt="{html.escape(path.name)}" src="data:image/png;base64,{data}"></figure>'
+
+
+def _claims(claims: list[Claim]) -> str:
+    rows = []
+    for c in claims:
+        css = c.verdict.replace(" ", "-")
+        cells = [c.id, c.claim, c.paper, c.measured or "—", c.verdict, ", ".join(c.evidence)]
+        rows.append(f'<tr class="{css}">' + "".join(f"<td>{html.escape(x)}</td>" for x in cells) + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in ("id", "claim", "paper", "measured", "verdict", "evidence"))
+    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+
+
+def write_report(path: Path, suite: str, sections: list[Section], claims: list[Claim], timing: dict) -> Path:
+    now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    counts = {v: sum(c.verdict == v for c in claims) for v in ("reproduced", "not reproduced", "not run")}
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>symgen report ({suite})</title>",
+        f"<style>{STYLE}</style></head><body>",
+        f"<h1>symgen reproduction — suite <code>{html.escape(suite)}</code></h1>",
+        f"<p>Written {now} on {html.escape(platform.machine())}, torch {torch.__version__}, "
+        f"{torch.get_num_threads()} CPU threads{', CUDA' if torch.cuda.is_available() else ''}. "
+        f"Time taken: {timing['wall_seconds']:.0f} s wall clock for this invocation; "
+        f"{timing['train_seconds_of_runs']:.0f} s of training summed over the suite's runs.</p>",
+        "<p>Claims: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".</p>",
+        "<h2>Claims</h2>",
+        _claims(claims),
+    ]
+    for section in sections:
+        parts.append(f"<h2>{html.escape(section.title)}</h2>")
+        parts += [f"<p>{html.escape(p)}</p>" for p in section.paragraphs]
+        parts += [_table(t) for t in section.tables]
+        parts += [_figure(f) for f in section.figures]
+    parts.append("</body></html>")
+    path.write_text("\n".join(parts))
+    return path

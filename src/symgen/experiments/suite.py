@@ -1,0 +1,151 @@
+"""Suites of experiments: train every run (skipping finished ones), analyse, write the report.
+
+An experiment names its runs per suite (smoke | quick | paper: the same recipes with other
+numbers) and turns finished run directories into a report section with figures, tables and
+claims. Runs of all selected experiments are trained first — side by side with `--jobs N` — then
+each experiment analyses its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from symgen.config import resolve
+from symgen.errors import UserError
+from symgen.experiments.claims import Claim, default_claims
+from symgen.training.run import is_finished, read_summary, train_run
+
+SUITES = ("smoke", "quick", "paper")
+
+
+@dataclass
+class RunSpec:
+    name: str  # directory under OUT/runs/, unique in the suite
+    recipe: str
+    overrides: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Table:
+    headers: list[str]
+    rows: list[list[object]]
+    caption: str = ""
+
+
+@dataclass
+class Section:
+    title: str
+    paragraphs: list[str] = field(default_factory=list)
+    figures: list[Path] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
+
+
+class Experiment:
+    name = "experiment"
+    title = "Experiment"
+
+    def runs(self, suite: str) -> list[RunSpec]:
+        raise NotImplementedError
+
+    def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
+        raise NotImplementedError
+
+
+def experiments() -> list[Experiment]:
+    from symgen.experiments.reverse import ReverseExperiment
+
+    return [ReverseExperiment()]
+
+
+def select(suite: str, only: str | None) -> list[Experiment]:
+    if suite not in SUITES:
+        raise UserError(f"--suite {suite!r}: allowed are {', '.join(SUITES)}")
+    chosen = [e for e in experiments() if e.runs(suite)]
+    if only:
+        names = [n.strip() for n in only.split(",") if n.strip()]
+        known = {e.name for e in chosen}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise UserError(
+                f"--only {unknown[0]!r}: experiments of suite {suite} are {', '.join(sorted(known))}"
+            )
+        chosen = [e for e in chosen if e.name in names]
+    return chosen
+
+
+def list_suite(suite: str, only: str | None) -> str:
+    lines = []
+    for exp in select(suite, only):
+        lines.append(f"{exp.name}\t{exp.title}")
+        for run in exp.runs(suite):
+            lines.append(f"  {run.name}\t{run.recipe} {' '.join(run.overrides)}".rstrip())
+    return "\n".join(lines)
+
+
+def _train_in_subprocess(run: RunSpec, run_dir: Path) -> None:
+    cmd = [sys.executable, "-m", "symgen", "train", run.recipe, *run.overrides, "train.threads=1"]
+    cmd += ["--out", str(run_dir), "--resume", "--no-progress"]
+    log = run_dir.parent / f"{run.name}.log"
+    with open(log, "w") as f:
+        done = subprocess.run(
+            cmd, stdout=f, stderr=subprocess.STDOUT, env=os.environ | {"OMP_NUM_THREADS": "1"}
+        )
+    if done.returncode != 0:
+        raise UserError(f"run {run.name} failed (exit {done.returncode}); see {log}")
+
+
+def train_all(runs: list[RunSpec], run_root: Path, jobs: int, progress: bool) -> None:
+    todo = [r for r in runs if not is_finished(run_root / r.name)]
+    for r in todo:  # refuse bad recipes before any training starts
+        resolve(r.recipe, r.overrides)
+    click.echo(
+        f"{len(runs) - len(todo)} of {len(runs)} runs finished already; training {len(todo)}", err=True
+    )
+    run_root.mkdir(parents=True, exist_ok=True)
+    if jobs <= 1:
+        for i, r in enumerate(todo, 1):
+            click.echo(f"[{i}/{len(todo)}] {r.name}", err=True)
+            train_run(resolve(r.recipe, r.overrides), run_root / r.name, resume=True, progress=progress)
+        return
+    with ThreadPoolExecutor(jobs) as pool:
+        futures = {r.name: pool.submit(_train_in_subprocess, r, run_root / r.name) for r in todo}
+        for i, (name, future) in enumerate(futures.items(), 1):
+            future.result()
+            click.echo(f"[{i}/{len(todo)}] {name} finished", err=True)
+
+
+def run_suite(suite: str, out: Path, only: str | None = None, jobs: int = 1, progress: bool = True) -> Path:
+    from symgen.experiments.report import write_report
+
+    started = time.time()
+    chosen = select(suite, only)
+    run_root, figure_dir = out / "runs", out / "figures"
+    all_runs = [r for exp in chosen for r in exp.runs(suite)]
+    train_all(all_runs, run_root, jobs, progress)
+    figure_dir.mkdir(parents=True, exist_ok=True)
+
+    claims = default_claims()
+    sections = []
+    for exp in chosen:
+        run_dirs = {r.name: run_root / r.name for r in exp.runs(suite)}
+        section = exp.analyze(suite, run_dirs, figure_dir)
+        for claim in section.claims:
+            claims[claim.id] = claim
+        sections.append(section)
+    train_seconds = sum(read_summary(run_root / r.name)["train_seconds"] for r in all_runs)
+    timing = {
+        "wall_seconds": round(time.time() - started, 1),
+        "train_seconds_of_runs": round(train_seconds, 1),
+    }
+    (out / "claims.json").write_text(json.dumps([c.to_dict() for c in claims.values()], indent=1) + "\n")
+    return write_report(out / "report.html", suite, sections, list(claims.values()), timing)

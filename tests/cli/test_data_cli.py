@@ -1,0 +1,34 @@
+import json
+from pathlib import Path
+
+from conftest import symgen
+
+
+def test_horn_data_written_checks_out_and_a_flipped_label_is_caught(tmp_path: Path):
+    out = tmp_path / "horn"
+    made = symgen("data", "horn", "--out", str(out), "--n-train", "300", "--n-test", "30")
+    assert made.returncode == 0, made.stderr
+    for name in ("train", "test_all_seen", "test_query_unseen", "test_all_unseen"):
+        assert symgen("data", "check", str(out / f"{name}.jsonl")).returncode == 0
+    vocab = json.loads((out / "vocab.json").read_text())
+    assert set(vocab) == {"special", "seen", "unseen"}
+
+    lines = (out / "train.jsonl").read_text().splitlines()
+    record = json.loads(lines[4])
+    record["label"] = not record["label"]
+    lines[4] = json.dumps(record)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    result = symgen("data", "check", str(bad))
+    assert result.returncode == 1 and "line 5" in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_kg_data_written_passes_the_audit(tmp_path: Path):
+    out = tmp_path / "kg"
+    args = ["--entities", "30", "--relations", "10", "--out-degree", "5", "--phi", "2", "--out", str(out)]
+    assert symgen("data", "kg", "--setting", "systematic", *args).returncode == 0
+    assert symgen("data", "check", str(out)).returncode == 0
+    graph = json.loads((out / "graph.json").read_text())
+    graph["facts"][0][2] = graph["facts"][1][2] if graph["facts"][0][2] != graph["facts"][1][2] else "e0"
+    (out / "graph.json").write_text(json.dumps(graph))
+    assert symgen("data", "check", str(out)).returncode == 1

@@ -1,0 +1,78 @@
+import pytest
+import torch
+
+from symgen.models.attention import CopyAttention, KVCache
+from symgen.models.transformer import ModelConfig, Transformer
+
+
+def make(**kw) -> Transformer:
+    torch.manual_seed(0)
+    base = dict(vocab_size=40, d_model=32, n_heads=4, n_layers=2, max_seq_len=24)
+    return Transformer(ModelConfig(**(base | kw))).eval()
+
+
+@pytest.mark.parametrize("positions", ["learned", "rotary", "none"])
+@pytest.mark.parametrize("extra", [{}, {"copy_layers": [1], "n_loops": 2, "tied": False}])
+def test_kv_cache_and_left_padding_match_a_full_forward(positions, extra):
+    model = make(positions=positions, **extra)
+    ids = torch.randint(0, 40, (3, 12))
+    full = model(ids).logits
+    cache = KVCache()
+    pieces = [model(ids[:, :5], cache=cache).logits]
+    for t in range(5, 12):
+        pieces.append(model(ids[:, t : t + 1], cache=cache, past_length=t).logits)
+    assert torch.allclose(torch.cat(pieces, 1), full, atol=1e-5)
+    padded = torch.cat([torch.zeros(3, 4, dtype=torch.long), ids], 1)
+    mask = torch.cat([torch.zeros(3, 4, dtype=torch.bool), torch.ones(3, 12, dtype=torch.bool)], 1)
+    assert torch.allclose(model(padded, mask).logits[:, 4:], full, atol=1e-5)
+
+
+def test_batched_generation_equals_one_by_one_greedy():
+    model = make(copy_layers=[0])
+    prompts = [[1, 2, 3], [4, 5, 6, 7, 8, 9], [10]]
+    generated = model.generate(prompts, max_new_tokens=6, eos_id=39)
+    for prompt, got in zip(prompts, generated, strict=True):
+        seq = list(prompt)
+        for _ in range(6):
+            seq.append(int(model(torch.tensor([seq])).logits[0, -1].argmax()))
+            if seq[-1] == 39:
+                break
+        assert got == seq[len(prompt) :]
+
+
+def test_hidden_states_cover_every_layer_of_every_iteration_and_read_out_to_the_logits():
+    model = make(n_loops=3)
+    out = model(torch.randint(0, 40, (2, 7)), return_hidden=True)
+    assert len(out.hidden) == 3 and all(len(layers) == 2 for layers in out.hidden)
+    assert torch.allclose(model.readout(out.hidden[-1][-1]), out.logits)
+    assert not torch.allclose(out.hidden[0][-1], out.hidden[1][-1])
+
+
+def test_looping_shares_weights_and_zero_init_blocks_start_as_identity():
+    looped, single = make(n_loops=4, zero_init=True), make(n_loops=1, zero_init=True)
+    assert looped.num_parameters() == single.num_parameters()
+    ids = torch.randint(0, 40, (2, 6))
+    out = looped(ids, return_hidden=True)
+    assert torch.allclose(out.hidden[-1][-1], out.embedded)
+    assert looped(ids, n_loops=1).logits.shape == out.logits.shape
+
+
+def test_tied_model_has_no_separate_unembedding():
+    tied, untied = make(tied=True), make(tied=False)
+    assert tied.unembedding is tied.embed.weight
+    assert untied.num_parameters() == tied.num_parameters() + 40 * 32
+
+
+def test_copy_head_values_are_raw_embeddings():
+    head = CopyAttention(d_model=8, head_dim=4, gate_init=2.0)
+    torch.nn.init.zeros_(head.qk.weight)  # uniform causal attention
+    x, values = torch.randn(1, 5, 8), torch.randn(1, 5, 8)
+    out = head(x, values, None, None, None, (0, 0, "copy"))
+    expected = 2.0 * values.cumsum(1) / torch.arange(1, 6)[None, :, None]
+    assert torch.allclose(out, expected, atol=1e-6)
+
+
+def test_param_groups_split_by_role():
+    groups = make(tied=False, copy_layers=[0]).param_groups()
+    names = {k: len(v) for k, v in groups.items()}
+    assert names["embed"] == 1 and names["unembed"] == 1 and names["norm"] > 0 and names["rest"] > 0

@@ -1,0 +1,48 @@
+import pytest
+
+from symgen.config import apply_overrides, recipe_names, resolve
+from symgen.errors import UserError
+
+
+def test_overrides_set_nested_values_with_types():
+    cfg = resolve("reverse", ["train.steps=300", "model.d_model=64", "seed=3", "model.copy_layers=[0,1]"])
+    assert cfg.train.steps == 300 and cfg.model.d_model == 64 and cfg.seed == 3
+    assert cfg.model.copy_layers == [0, 1]
+
+
+def test_int_is_accepted_for_float_but_not_the_reverse():
+    assert resolve("reverse", ["train.lr=1"]).train.lr == 1.0
+    with pytest.raises(UserError, match="model.d_model: expected int"):
+        resolve("reverse", ["model.d_model=1.5"])
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("train.stepz=3", "unknown key train.stepz"),
+        ("model.tied=maybe", "model.tied: expected bool"),
+        ("model.positions=sinus", "allowed are learned, rotary, none"),
+        ("model.n_heads=3", "divisible"),
+        ("train.steps=0", "train.steps=0 must be positive"),
+        ("task.name=nope", "unknown task 'nope'"),
+        ("train.loops=sometimes", "train.loops"),
+        ("model.copy_layers=[5]", "out of range"),
+    ],
+)
+def test_bad_values_are_refused_with_the_key_named(override, message):
+    with pytest.raises(UserError, match=message):
+        resolve("reverse", [override])
+
+
+def test_override_without_equals_is_refused():
+    with pytest.raises(UserError, match="key=value"):
+        apply_overrides({}, ["train.steps"])
+
+
+def test_missing_recipe_names_the_builtins():
+    with pytest.raises(UserError, match="reverse"):
+        resolve("no-such-recipe")
+
+
+def test_reverse_is_the_first_builtin_recipe():
+    assert "reverse" in recipe_names()

@@ -1,0 +1,45 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import TINY, symgen
+
+STEPS = ["train.steps=400", "train.checkpoint_every=50", "train.eval_every=100", "model.dropout=0.1"]
+
+
+def test_sigkilled_run_resumes_to_byte_identical_weights(tmp_path: Path):
+    args = ["reverse", *TINY, *STEPS]
+    reference = symgen("train", *args, "--out", str(tmp_path / "ref"), "--no-progress")
+    assert reference.returncode == 0, reference.stderr
+
+    run = tmp_path / "killed"
+    env = os.environ | {"OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "symgen", "train", *args, "--out", str(run), "--no-progress"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while not (run / "checkpoints" / "step_0000100.json").exists():
+        assert proc.poll() is None and time.time() < deadline, "run ended before its second checkpoint"
+        time.sleep(0.005)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (run / "summary.json").exists(), "the run finished before it could be killed"
+
+    refused = symgen("train", *args, "--out", str(run), "--no-progress")
+    assert refused.returncode == 2 and "--resume" in refused.stderr
+
+    resumed = symgen("train", *args, "--out", str(run), "--resume", "--no-progress")
+    assert resumed.returncode == 0, resumed.stderr
+    assert (run / "final.safetensors").read_bytes() == (tmp_path / "ref" / "final.safetensors").read_bytes()
+
+    def evals(path: Path) -> list:
+        records = [json.loads(line) for line in (path / "metrics.jsonl").read_text().splitlines()]
+        return [(r["step"], r.get("eval/exact_match"), r.get("train/loss")) for r in records]
+
+    assert evals(run) == evals(tmp_path / "ref")
+
+    again = symgen("train", *args, "--out", str(run), "--no-progress")
+    assert again.returncode == 0 and "nothing to do" in again.stdout
