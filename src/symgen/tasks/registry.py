@@ -6,10 +6,12 @@ from typing import Any
 
 from symgen.config import TASK_CONFIGS
 from symgen.tasks.base import Task
+from symgen.tasks.kg_task import KGTask, KGTaskConfig
 from symgen.tasks.reverse import ReverseConfig, ReverseTask
 
 TASKS: dict[str, tuple[type, type[Task]]] = {
     "reverse": (ReverseConfig, ReverseTask),
+    "kg": (KGTaskConfig, KGTask),
 }
 TASK_CONFIGS.update({name: cfg for name, (cfg, _) in TASKS.items()})
 
