@@ -21,6 +21,10 @@ class Hook:
     def on_step_end(self, trainer: Trainer, step: int) -> None:
         """After the optimizer step of `step` (0-based)."""
 
+    def lr_factor(self, trainer: Trainer, step: int) -> float:
+        """Multiplies the scheduled learning rate of `step` (a curriculum restarting its warm-up)."""
+        return 1.0
+
     def on_eval(self, trainer: Trainer, step: int, metrics: dict[str, float]) -> None:
         """After an evaluation; may add entries to `metrics` or change the task (curricula)."""
 

@@ -169,6 +169,8 @@ class Trainer:
         if t.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), t.grad_clip)
         lr = lr_at(step, t)
+        for hook in self.hooks:
+            lr *= hook.lr_factor(self, step)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         self.optimizer.step()

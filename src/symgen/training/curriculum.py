@@ -1,0 +1,94 @@
+"""The depth curriculum (paper B, §6) as a trainer hook.
+
+Training starts with atomic facts and 2-hop chains. After every evaluation, when the held-out
+accuracy on the current deepest hop count k (``eval/hop_k/accuracy``) reaches the threshold,
+(k + 1)-hop chains join the training data (earlier hops stay). The largest k that passed is the
+model's *learnable depth*; it goes to summary.json. Optionally AdamW is rebuilt at every new stage
+and its warm-up restarts, as in the authors' code.
+
+The stage is the task state that decides the batches; it is checkpointed through
+:meth:`state_dict`, so a resumed run sees exactly the batches an uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from symgen.training.hooks import Hook
+from symgen.training.optim import build_optimizer
+
+if TYPE_CHECKING:
+    from symgen.training.trainer import Trainer
+
+
+class StagedTask(Protocol):
+    train_hops: int
+
+    def set_train_hops(self, k: int) -> None: ...
+
+
+class DepthCurriculum(Hook):
+    name = "curriculum"
+
+    def __init__(
+        self,
+        task: StagedTask,
+        threshold: float = 0.95,
+        start: int = 2,
+        max_hops: int | None = None,
+        reset_optimizer: bool = False,
+        metric: str = "eval/hop_{k}/accuracy",
+    ) -> None:
+        self.task, self.threshold, self.metric = task, threshold, metric
+        self.reset_optimizer = reset_optimizer
+        self.max_hops = max_hops if max_hops is not None else max(getattr(task, "by_hop", {2: None}))
+        self.stage = start  # deepest hop count in training
+        self.learnable_depth = 0  # largest k whose held-out accuracy passed the threshold
+        self.stage_started = 0  # step at which the current stage (and its warm-up) began
+        self.history: list[dict[str, Any]] = []  # one entry per passed stage
+        self.task.set_train_hops(self.stage)
+
+    def on_start(self, trainer: Trainer) -> None:
+        self.task.set_train_hops(self.stage)
+
+    def lr_factor(self, trainer: Trainer, step: int) -> float:
+        warmup = trainer.cfg.train.warmup_steps
+        if not self.reset_optimizer or self.stage_started == 0 or warmup == 0:
+            return 1.0
+        return min(1.0, (step - self.stage_started + 1) / warmup)
+
+    def on_eval(self, trainer: Trainer, step: int, metrics: dict[str, float]) -> None:
+        accuracy = metrics.get(self.metric.format(k=self.stage))
+        if accuracy is not None and accuracy >= self.threshold:
+            self.learnable_depth = max(self.learnable_depth, self.stage)
+            self.history.append({"hops": self.stage, "step": step, "accuracy": accuracy})
+            if self.stage < self.max_hops:
+                self.stage += 1
+                self.task.set_train_hops(self.stage)
+                self.stage_started = step
+                if self.reset_optimizer:
+                    trainer.optimizer = build_optimizer(trainer.model, trainer.cfg.train)
+        metrics["eval/curriculum/stage"] = float(self.stage)
+        metrics["eval/curriculum/learnable_depth"] = float(self.learnable_depth)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "learnable_depth": self.learnable_depth,
+            "curriculum_stage": self.stage,
+            "curriculum_history": self.history,
+        }
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "stage": self.stage,
+            "learnable_depth": self.learnable_depth,
+            "stage_started": self.stage_started,
+            "history": self.history,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        if not state:
+            return
+        self.stage, self.learnable_depth = state["stage"], state["learnable_depth"]
+        self.stage_started, self.history = state["stage_started"], list(state["history"])
+        self.task.set_train_hops(self.stage)
