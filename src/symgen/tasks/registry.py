@@ -6,11 +6,13 @@ from typing import Any
 
 from symgen.config import TASK_CONFIGS
 from symgen.tasks.base import Task
+from symgen.tasks.horn_task import HornTask, HornTaskConfig
 from symgen.tasks.kg_task import KGTask, KGTaskConfig
 from symgen.tasks.reverse import ReverseConfig, ReverseTask
 
 TASKS: dict[str, tuple[type, type[Task]]] = {
     "reverse": (ReverseConfig, ReverseTask),
+    "horn": (HornTaskConfig, HornTask),
     "kg": (KGTaskConfig, KGTask),
 }
 TASK_CONFIGS.update({name: cfg for name, (cfg, _) in TASKS.items()})

@@ -9,6 +9,7 @@ from symgen.errors import UserError
 SCHEDULES = ("constant", "cosine")
 PRECISIONS = ("auto", "fp32", "bf16")
 LOOP_MODES = ("fixed", "poisson")
+INTERVENTION_ROWS = ("all", "unseen")
 
 
 @dataclass
@@ -36,6 +37,12 @@ class TrainConfig:
     checkpoint_every: int = 500
     keep_checkpoints: int = 2  # newest checkpoints kept (0: all)
     threads: int = 0  # torch CPU threads; 0: leave torch's default
+    # (un)embedding interventions (symgen.training.interventions)
+    freeze_embeddings: bool = False  # keep the rows at their initialization
+    forget_every: int = 0  # active forgetting: re-draw the rows and reset their moments every K steps
+    forget_until: int = 0  # temporary active forgetting: no resets after this step (0: never stop)
+    intervention_rows: str = "all"  # all | unseen: which rows freezing and forgetting touch
+    eval_redrawn: bool = False  # also evaluate with the unseen rows re-drawn from the initialization
 
     def validate(self) -> None:
         positive = {"steps": self.steps, "batch_size": self.batch_size, "eval_every": self.eval_every}
@@ -63,3 +70,12 @@ class TrainConfig:
             value = getattr(self, key)
             if value is not None and value < 0:
                 raise UserError(f"train.{key}={value} must be >= 0")
+        if self.forget_every < 0 or self.forget_until < 0:
+            raise UserError("train.forget_every and train.forget_until must be >= 0")
+        if self.freeze_embeddings and self.forget_every > 0:
+            raise UserError("train.freeze_embeddings and train.forget_every exclude each other: choose one")
+        if self.forget_until > 0 and self.forget_every == 0:
+            raise UserError("train.forget_until needs train.forget_every > 0")
+        if self.intervention_rows not in INTERVENTION_ROWS:
+            allowed = ", ".join(INTERVENTION_ROWS)
+            raise UserError(f"train.intervention_rows={self.intervention_rows!r}: allowed are {allowed}")

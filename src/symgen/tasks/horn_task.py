@@ -1,0 +1,185 @@
+"""Horn-clause problems with a chain of thought, as a training task (SPEC Part A1).
+
+A training sequence is ``prompt + target`` (see `symgen.tasks.horn`); the loss is on the target
+only: the forward-chaining steps, ``<ans>``, the answer and ``<eos>``. The vocabulary is the special
+tokens, then the seen symbols, then the unseen symbols: unseen rows exist in the model (and are
+decayed, frozen or reset like any other) but never occur in a training batch.
+
+Training problems are either a fixed set of ``n_train`` problems (epochs over a seeded
+permutation) or, with ``n_train = 0``, fresh problems every step, a pure function of
+(seed, step); either way no training problem equals an ``all_seen`` test problem.
+
+Evaluation decodes greedily with the KV cache on ``n_test`` problems per scenario and scores the
+outputs with the checker (`horn.score_output`): answer accuracy, exact match and proof validity,
+per scenario (``all_seen/exact_match``, ...) and per scenario and depth
+(``all_seen/depth2/exact_match``, ...).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from symgen.errors import UserError
+from symgen.models.transformer import Transformer
+from symgen.tasks import horn
+from symgen.tasks.base import Batch, Task, epoch_indices, pad_batch
+
+SCORES = ("answer_accuracy", "exact_match", "proof_valid")
+_SCORE_KEYS = {
+    "answer_accuracy": "answer_correct",
+    "exact_match": "exact_match",
+    "proof_valid": "proof_valid",
+}
+
+
+@dataclass
+class HornTaskConfig:
+    name: str = "horn"
+    n_seen: int = 200
+    n_unseen: int = 100
+    min_rules: int = 4
+    max_rules: int = 8
+    min_facts: int = 2
+    max_facts: int = 4
+    max_body: int = 3
+    max_depth: int = 3
+    p_decoy: float = 0.5
+    n_train: int = 0  # 0: fresh problems every step, drawn from (seed, step)
+    n_test: int = 200  # per test scenario
+    eval_batch_size: int = 200
+    max_new_tokens: int = 0  # 0: the longest possible target
+
+    def validate(self) -> None:
+        if self.name != "horn":
+            raise UserError(f"task.name={self.name!r} must be 'horn' for this config")
+        if self.n_test < 1:
+            raise UserError(f"task.n_test={self.n_test} must be at least 1")
+        if self.eval_batch_size < 1:
+            raise UserError(f"task.eval_batch_size={self.eval_batch_size} must be at least 1")
+        if self.max_new_tokens < 0:
+            raise UserError(f"task.max_new_tokens={self.max_new_tokens} must be >= 0 (0: derived)")
+        if self.n_train < 0:
+            raise UserError(f"task.n_train={self.n_train} must be >= 0 (0: fresh problems every step)")
+        try:
+            self.horn_config(0).validate()
+        except UserError as e:
+            raise UserError(f"task: {e}") from None
+
+    def horn_config(self, seed: int) -> horn.HornConfig:
+        return horn.HornConfig(
+            n_seen=self.n_seen,
+            n_unseen=self.n_unseen,
+            min_rules=self.min_rules,
+            max_rules=self.max_rules,
+            min_facts=self.min_facts,
+            max_facts=self.max_facts,
+            max_body=self.max_body,
+            max_depth=self.max_depth,
+            n_train=self.n_train,
+            n_test=self.n_test,
+            seed=seed,
+            p_decoy=self.p_decoy,
+        )
+
+    def max_target_tokens(self) -> int:
+        """A proof fires each rule at most once: steps of `body -> head .`, then `<ans> X <eos>`."""
+        return self.max_rules * (self.max_body + 3) + 3
+
+    def max_prompt_tokens(self) -> int:
+        return 1 + self.max_rules * (self.max_body + 3) + 1 + self.max_facts + 3
+
+
+class HornTask(Task):
+    def __init__(self, cfg: HornTaskConfig, seed: int) -> None:
+        cfg.validate()
+        self.cfg, self.seed = cfg, seed
+        self.hcfg = cfg.horn_config(seed)
+        self.vocabulary = horn.build_vocab(self.hcfg)
+        self.vocab = self.vocabulary.all_tokens
+        self._id = {t: i for i, t in enumerate(self.vocab)}
+        self.pad_id, self.eos_id = self._id[horn.PAD], self._id[horn.EOS]
+        self.seen_pool, self.unseen_pool = horn.symbol_pools(self.hcfg)
+        splits = horn.generate_splits(self.hcfg)
+        self.train_records = splits["train"]
+        self.test = {s: splits[f"test_{s}"] for s in horn.SCENARIOS}
+        self._test_keys = {horn.canonical_key(r) for r in self.test["all_seen"]}
+        self.max_new_tokens = cfg.max_new_tokens or cfg.max_target_tokens()
+
+    # ---------------------------------------------------------------- vocabulary
+    @property
+    def max_seq_len(self) -> int:
+        return self.cfg.max_prompt_tokens() + self.cfg.max_target_tokens()
+
+    def unseen_ids(self) -> list[int]:
+        """Rows of symbols that never occur in training (collapse diagnostics, interventions)."""
+        return self.vocabulary.group_ids("unseen")
+
+    def seen_ids(self) -> list[int]:
+        return self.vocabulary.group_ids("seen")
+
+    def encode(self, tokens: list[str]) -> list[int]:
+        return [self._id[t] for t in tokens]
+
+    # ---------------------------------------------------------------- training
+    def train_problems(self, step: int, batch_size: int) -> list[dict[str, Any]]:
+        if self.cfg.n_train > 0:
+            idx = epoch_indices(len(self.train_records), batch_size, step, self.seed)
+            return [self.train_records[i] for i in idx]
+        rng = random.Random(f"symgen-horn-task:{self.seed}:train:{step}")
+        return horn._generate(self.hcfg, batch_size, rng, "train", self.seen_pool, None, self._test_keys)
+
+    def sequences(self, records: list[dict[str, Any]]) -> tuple[list[list[int]], list[int]]:
+        """Token ids of prompt + target, and the length of each prompt."""
+        rows, prompt_lengths = [], []
+        for r in records:
+            prompt = self.encode(horn.encode_prompt(r))
+            rows.append(prompt + self.encode(horn.encode_target(r)))
+            prompt_lengths.append(len(prompt))
+        return rows, prompt_lengths
+
+    def batch(self, records: list[dict[str, Any]]) -> Batch:
+        """Inputs = sequence[:-1]; targets = sequence[1:] on the target part, IGNORE elsewhere."""
+        rows, prompt_lengths = self.sequences(records)
+        inputs, targets = [], []
+        for row, n_prompt in zip(rows, prompt_lengths, strict=True):
+            inputs.append(row[:-1])
+            # position i predicts row[i + 1]; scored when row[i + 1] belongs to the target
+            targets.append([-100] * (n_prompt - 1) + row[n_prompt:])
+        return pad_batch(inputs, targets, self.pad_id)
+
+    def train_batch(self, step: int, batch_size: int) -> Batch:
+        return self.batch(self.train_problems(step, batch_size))
+
+    # ---------------------------------------------------------------- evaluation
+    def headline_metric(self) -> str:
+        return "all_seen/exact_match"
+
+    @torch.no_grad()
+    def generate(self, model: Transformer, records: list[dict[str, Any]]) -> list[list[str]]:
+        outputs: list[list[str]] = []
+        for start in range(0, len(records), self.cfg.eval_batch_size):
+            chunk = records[start : start + self.cfg.eval_batch_size]
+            prompts = [self.encode(horn.encode_prompt(r)) for r in chunk]
+            new = model.generate(prompts, self.max_new_tokens, self.eos_id, self.pad_id)
+            outputs.extend([self.vocab[i] for i in row] for row in new)
+        return outputs
+
+    @torch.no_grad()
+    def evaluate(self, model: Transformer, device: torch.device) -> dict[str, float]:
+        metrics: dict[str, float] = {}
+        for scenario, records in self.test.items():
+            outputs = self.generate(model, records)
+            scores = [horn.score_output(r, out) for r, out in zip(records, outputs, strict=True)]
+            for name in SCORES:
+                metrics[f"{scenario}/{name}"] = float(np.mean([s[_SCORE_KEYS[name]] for s in scores]))
+            for depth in sorted({r["depth"] for r in records}):
+                picked = [s for r, s in zip(records, scores, strict=True) if r["depth"] == depth]
+                for name in SCORES:
+                    value = float(np.mean([s[_SCORE_KEYS[name]] for s in picked]))
+                    metrics[f"{scenario}/depth{depth}/{name}"] = value
+        return metrics

@@ -1,0 +1,121 @@
+import pytest
+import torch
+
+from symgen.config import resolve
+from symgen.errors import UserError
+from symgen.tasks import horn
+from symgen.tasks.base import IGNORE
+from symgen.tasks.horn_task import HornTask, HornTaskConfig
+
+SMALL = dict(
+    n_seen=20,
+    n_unseen=12,
+    min_rules=2,
+    max_rules=4,
+    min_facts=2,
+    max_facts=2,
+    max_body=2,
+    max_depth=2,
+    n_test=8,
+)
+
+
+def make(**kw) -> HornTask:
+    return HornTask(HornTaskConfig(**(SMALL | kw)), seed=3)
+
+
+@pytest.mark.parametrize("n_train", [0, 40])
+def test_unseen_symbols_never_occur_in_training_batches(n_train):
+    task = make(n_train=n_train)
+    unseen = set(task.unseen_ids())
+    assert unseen and unseen.isdisjoint(task.seen_ids())
+    for step in range(25):
+        batch = task.train_batch(step, 16)
+        ids = set(batch.inputs.flatten().tolist()) | set(batch.targets.flatten().tolist())
+        assert not ids & unseen
+
+
+def test_vocabulary_is_special_then_seen_then_unseen():
+    task = make()
+    n_special = len(horn.SPECIAL_TOKENS)
+    assert task.vocab[:n_special] == horn.SPECIAL_TOKENS
+    assert task.seen_ids() == list(range(n_special, n_special + 20))
+    assert task.unseen_ids() == list(range(n_special + 20, n_special + 32))
+
+
+def test_loss_mask_covers_exactly_the_target():
+    task = make()
+    records = task.train_problems(5, 12)
+    batch = task.batch(records)
+    for row, rec in enumerate(records):
+        scored = batch.targets[row] != IGNORE
+        target = [task.vocab[i] for i in batch.targets[row][scored].tolist()]
+        assert target == horn.encode_target(rec)
+        # the scored positions are contiguous and start at the last prompt token (<cot>)
+        first = int(scored.nonzero()[0])
+        assert task.vocab[int(batch.inputs[row, first])] == horn.COT
+        assert first == len(horn.encode_prompt(rec)) - 1
+    assert batch.inputs.shape[1] <= task.max_seq_len
+
+
+def test_batches_are_a_pure_function_of_seed_and_step_and_avoid_test_problems():
+    a, b = make(), make()
+    assert torch.equal(a.train_batch(7, 8).inputs, b.train_batch(7, 8).inputs)
+    assert not torch.equal(a.train_batch(7, 8).inputs, a.train_batch(8, 8).inputs)
+    test_keys = {horn.canonical_key(r) for r in a.test["all_seen"]}
+    for step in range(30):
+        assert not {horn.canonical_key(r) for r in a.train_problems(step, 16)} & test_keys
+
+
+class Oracle:
+    """Writes the reference target of each prompt (or a wrong answer for some)."""
+
+    def __init__(self, task: HornTask, wrong: set[int]) -> None:
+        self.task, self.wrong = task, wrong
+        self.answers = {}
+        for recs in task.test.values():
+            for r in recs:
+                target = task.encode(horn.encode_target(r))
+                if len(self.answers) in wrong:
+                    flip = horn.FALSE if r["label"] else horn.TRUE
+                    target = task.encode([horn.ANS, flip, horn.EOS])
+                self.answers[tuple(task.encode(horn.encode_prompt(r)))] = target
+
+    def generate(self, prompts, max_new_tokens, eos_id, pad_id=0):
+        return [self.answers[tuple(p)][:max_new_tokens] for p in prompts]
+
+
+def test_evaluate_scores_generated_outputs_per_scenario_and_depth():
+    task = make(eval_batch_size=3)
+    metrics = task.evaluate(Oracle(task, set()), torch.device("cpu"))
+    for scenario in horn.SCENARIOS:
+        for name in ("answer_accuracy", "exact_match", "proof_valid"):
+            assert metrics[f"{scenario}/{name}"] == 1.0
+        assert metrics[f"{scenario}/depth1/exact_match"] == 1.0
+    wrong = Oracle(task, wrong={0, 1, 2, 3})  # the first four all_seen problems answered wrongly
+    metrics = task.evaluate(wrong, torch.device("cpu"))
+    assert metrics["all_seen/answer_accuracy"] == pytest.approx(4 / 8)
+    assert metrics["all_seen/exact_match"] == pytest.approx(4 / 8)
+    assert metrics["all_unseen/exact_match"] == 1.0
+
+
+def test_evaluate_runs_a_real_model_with_the_kv_cache():
+    cfg = resolve(
+        "horn-standard",
+        [f"task.{k}={v}" for k, v in SMALL.items()] + ["model.d_model=32", "model.n_layers=1"],
+    )
+    from symgen.tasks.registry import make_task
+    from symgen.training.run import build_model
+
+    task = make_task(cfg.task, cfg.seed)
+    metrics = task.evaluate(build_model(cfg, task), torch.device("cpu"))
+    assert 0.0 <= metrics["all_unseen/exact_match"] <= 1.0
+    assert task.headline_metric() in metrics
+
+
+@pytest.mark.parametrize(
+    "bad", [dict(n_test=0), dict(max_rules=1), dict(n_unseen=2), dict(eval_batch_size=0), dict(n_train=-1)]
+)
+def test_invalid_settings_are_user_errors(bad):
+    with pytest.raises(UserError):
+        HornTaskConfig(**(SMALL | bad)).validate()
