@@ -8,6 +8,7 @@ from click.testing import CliRunner
 from safetensors.torch import load_file, save_file
 
 from symgen.analysis import pretrained as pt
+from symgen.analysis import pretrained_io as pio
 from symgen.cli.tokens import tokens as tokens_group
 from symgen.errors import UserError
 
@@ -105,7 +106,7 @@ def test_bad_inputs_are_user_errors(tmp_path: Path, bert_dir: Path, monkeypatch)
     (bert_dir / "vocab.txt").write_text("\n".join(f"w{i}" for i in range(V)))
     with pytest.raises(UserError, match="--tokens"):
         pt.scan(str(bert_dir))
-    monkeypatch.setitem(pt.PACKAGED, "fake-model", ("fake-model-pkg", "no_such_module_xyz"))
+    monkeypatch.setitem(pio.PACKAGED, "fake-model", ("fake-model-pkg", "no_such_module_xyz"))
     with pytest.raises(UserError, match="pip install fake-model-pkg"):
         pt.scan("fake-model")
 
@@ -164,7 +165,7 @@ def test_gguf_scan_and_repair(tmp_path: Path):
     m = pt.repair(str(path), tmp_path / "rep")
     assert m["input"]["after"]["mean_cosine"] < 0.5
     copy = tmp_path / "rep" / "tiny-repaired.gguf"
-    before, after = pt._gguf_reader(str(path)).tensors[0].data, pt._gguf_reader(str(copy)).tensors[0].data
+    before, after = pio.gguf_reader(str(path)).tensors[0].data, pio.gguf_reader(str(copy)).tensors[0].data
     assert np.array_equal(before[11:], after[11:]) and not np.array_equal(before[1:11], after[1:11])
     rows = load_file(tmp_path / "rep" / "reserved_rows.safetensors")
     assert rows["ids"].tolist() == list(range(1, 11)) and rows["input"].shape == (10, 32)
