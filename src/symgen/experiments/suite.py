@@ -62,9 +62,11 @@ class Experiment:
 
 
 def experiments() -> list[Experiment]:
+    from symgen.experiments.kg_depth import KGDepthExperiment
+    from symgen.experiments.kg_systematic import KGSystematicExperiment
     from symgen.experiments.reverse import ReverseExperiment
 
-    return [ReverseExperiment()]
+    return [ReverseExperiment(), KGSystematicExperiment(), KGDepthExperiment()]
 
 
 def select(suite: str, only: str | None) -> list[Experiment]:
