@@ -27,11 +27,16 @@ def build_optimizer(model: Transformer, cfg: TrainConfig) -> torch.optim.AdamW:
 
 
 def lr_at(step: int, cfg: TrainConfig) -> float:
-    """Linear warm-up to cfg.lr, then constant or cosine down to min_lr_ratio × lr."""
+    """Linear warm-up to cfg.lr, then constant (optionally falling linearly to min_lr_ratio × lr over
+    the last decay_steps) or cosine down to min_lr_ratio × lr."""
     if step < cfg.warmup_steps:
         return cfg.lr * (step + 1) / cfg.warmup_steps
     if cfg.schedule == "constant":
-        return cfg.lr
+        left = cfg.steps - step  # steps still to take, this one included
+        if left > cfg.decay_steps:
+            return cfg.lr
+        floor = cfg.min_lr_ratio * cfg.lr
+        return floor + (cfg.lr - floor) * left / cfg.decay_steps
     span = max(1, cfg.steps - cfg.warmup_steps)
     progress = min(1.0, (step - cfg.warmup_steps) / span)
     floor = cfg.min_lr_ratio * cfg.lr

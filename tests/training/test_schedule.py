@@ -1,0 +1,9 @@
+from symgen.training.config import TrainConfig
+from symgen.training.optim import lr_at
+
+
+def test_constant_schedule_decays_over_the_last_steps():
+    cfg = TrainConfig(steps=1000, lr=1.0, warmup_steps=10, decay_steps=100, min_lr_ratio=0.1)
+    assert lr_at(0, cfg) == 0.1 and lr_at(10, cfg) == 1.0 and lr_at(900, cfg) == 1.0
+    assert 0.1 < lr_at(950, cfg) < 1.0 and abs(lr_at(999, cfg) - 0.109) < 1e-9
+    assert lr_at(999, TrainConfig(steps=1000, lr=1.0, warmup_steps=10)) == 1.0
