@@ -98,11 +98,12 @@ def bench(
 
 
 def _add_groups() -> None:
+    from symgen.cli.analyze import analyze
     from symgen.cli.data import data
     from symgen.cli.tokens import tokens
 
-    app.add_command(data)
-    app.add_command(tokens)
+    for group in (data, tokens, analyze):
+        app.add_command(group)
 
 
 _add_groups()

@@ -22,6 +22,7 @@ from torch import Tensor, nn
 
 from symgen.errors import UserError
 from symgen.models.attention import CopyAttention, KVCache, SelfAttention, rotary_tables
+from symgen.models.recurrence import HaltingRule
 
 POSITIONS = ("learned", "rotary", "none")
 COPY_VALUES = ("embedding", "residual")
@@ -77,6 +78,7 @@ class ModelOutput:
     logits: Tensor  # (B, T, V)
     hidden: list[list[Tensor]] | None = None  # hidden[iteration][layer]: (B, T, D), after that layer
     embedded: Tensor | None = None  # the input to the first layer
+    iterations: Tensor | None = None  # (B,) iterations each example used, when halting
 
 
 class MLP(nn.Module):
@@ -201,9 +203,14 @@ class Transformer(nn.Module):
         cache: KVCache | None = None,
         past_length: int = 0,
         return_hidden: bool = False,
+        halting: HaltingRule | None = None,
+        answer_positions: Tensor | None = None,
     ) -> ModelOutput:
         """ids (B, T). attention_mask (B, past_length + T), True at real tokens, or None when there
-        is no padding. n_loops overrides the number of iterations (inference-time scaling)."""
+        is no padding. n_loops overrides the number of iterations (inference-time scaling).
+
+        With `halting`, each example stops iterating once the rule fires on its distribution at
+        `answer_positions` (B,) (default: the last column); its residual stream is then frozen."""
         B, T = ids.shape
         n_loops = n_loops or self.cfg.n_loops
         positions = self._positions(B, T, attention_mask, past_length, ids.device)
@@ -216,7 +223,13 @@ class Transformer(nn.Module):
         x = token_embeddings if self.pos_embed is None else token_embeddings + self.pos_embed(positions)
         x = embedded = self.drop(x)
         hidden: list[list[Tensor]] = []
+        rows = torch.arange(B, device=ids.device)
+        at = torch.full((B,), T - 1, device=ids.device) if answer_positions is None else answer_positions
+        history: list[Tensor] = []
+        halted = torch.zeros(B, dtype=torch.bool, device=ids.device)
+        used = torch.full((B,), n_loops, device=ids.device)
         for r in range(n_loops):
+            previous = x
             if r > 0 and self.cfg.input_injection:
                 x = x + embedded
             layers = []
@@ -225,7 +238,15 @@ class Transformer(nn.Module):
                 layers.append(x)
             if return_hidden:
                 hidden.append(layers)
-        return ModelOutput(self.readout(x), hidden if return_hidden else None, embedded)
+            if halting is not None:
+                x = torch.where(halted[:, None, None], previous, x)
+                history.append(F.log_softmax(self.readout(x[rows, at]).float(), -1))
+                stop = halting.stop_mask(torch.stack(history))[-1] & ~halted
+                used = torch.where(stop, r + 1, used)
+                halted = halted | stop
+        return ModelOutput(
+            self.readout(x), hidden if return_hidden else None, embedded, used if halting else None
+        )
 
     def readout(self, h: Tensor) -> Tensor:
         """Final LayerNorm and unembedding: logits from any residual-stream state."""
@@ -262,9 +283,11 @@ class Transformer(nn.Module):
         eos_id: int,
         pad_id: int = 0,
         n_loops: int | None = None,
+        halting: HaltingRule | None = None,
     ) -> list[list[int]]:
         """Batched greedy decoding with a KV cache. Prompts are left-padded; returns the new tokens
-        of each prompt, up to and including eos (or max_new_tokens)."""
+        of each prompt, up to and including eos (or max_new_tokens). With `halting` every token is
+        decoded by a full forward pass (cached keys would mix iterations of halted positions)."""
         device = self.embed.weight.device
         width = max(len(p) for p in prompts)
         ids = torch.full((len(prompts), width), pad_id, dtype=torch.long, device=device)
@@ -272,8 +295,8 @@ class Transformer(nn.Module):
         for i, p in enumerate(prompts):
             ids[i, width - len(p) :] = torch.tensor(p, device=device)
             mask[i, width - len(p) :] = True
-        cache = KVCache()
-        logits = self(ids, mask, n_loops=n_loops, cache=cache).logits[:, -1]
+        cache = None if halting else KVCache()
+        logits = self(ids, mask, n_loops=n_loops, cache=cache, halting=halting).logits[:, -1]
         out = torch.empty(len(prompts), 0, dtype=torch.long, device=device)
         done = torch.zeros(len(prompts), dtype=torch.bool, device=device)
         for _ in range(max_new_tokens):
@@ -284,7 +307,13 @@ class Transformer(nn.Module):
                 break
             past = mask.shape[1]
             mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
-            logits = self(nxt[:, None], mask, n_loops=n_loops, cache=cache, past_length=past).logits[:, -1]
+            if halting is None:
+                logits = self(nxt[:, None], mask, n_loops=n_loops, cache=cache, past_length=past).logits[
+                    :, -1
+                ]
+            else:
+                ids = torch.cat([ids, nxt[:, None]], dim=1)
+                logits = self(ids, mask, n_loops=n_loops, halting=halting).logits[:, -1]
         result = []
         for row in out.tolist():
             result.append(row[: row.index(eos_id) + 1] if eos_id in row else row)

@@ -45,6 +45,18 @@ def build_model(cfg: ExperimentConfig, task: Task) -> Transformer:
     return Transformer(cfg.model)
 
 
+def load_weights(model: Transformer, run_dir: Path, weights: str = "final") -> Transformer:
+    """Load a run's final weights, or those of the checkpoint at step `weights`, into `model`."""
+    path = Path(run_dir) / "final.safetensors"
+    if weights != "final":
+        path = ckpt.checkpoint_paths(Path(run_dir) / "checkpoints", int(weights))[0]
+    if not path.exists():
+        raise UserError(f"{path} does not exist: the run has not finished or kept that checkpoint")
+    tensors = ckpt.load_tensors(path)
+    model.load_state_dict({k.removeprefix("model."): v for k, v in tensors.items() if k.startswith("model.")})
+    return model.eval()
+
+
 def load_run(run_dir: Path, weights: str = "final") -> tuple[ExperimentConfig, Task, Transformer]:
     """Config, task and model of a run, with its final weights (or a checkpoint step)."""
     run_dir = Path(run_dir)
@@ -52,18 +64,7 @@ def load_run(run_dir: Path, weights: str = "final") -> tuple[ExperimentConfig, T
         raise UserError(f"{run_dir} is not a run directory (no config.yaml)")
     cfg = config_mod.resolve(run_dir / "config.yaml")
     task = make_task(cfg.task, cfg.seed)
-    model = build_model(cfg, task)
-    path = run_dir / "final.safetensors"
-    if weights != "final":
-        path = ckpt.checkpoint_paths(run_dir / "checkpoints", int(weights))[0]
-    if not path.exists():
-        raise UserError(f"{path} does not exist: the run has not finished or kept that checkpoint")
-    tensors = ckpt.load_tensors(path)
-    model.load_state_dict(
-        {k.removeprefix("model."): v for k, v in tensors.items() if not k.startswith(("optim.", "rng."))}
-    )
-    model.eval()
-    return cfg, task, model
+    return cfg, task, load_weights(build_model(cfg, task), run_dir, weights)
 
 
 def train_run(

@@ -1,0 +1,214 @@
+"""The looped-model analyses of a knowledge-graph run directory: JSON and a figure each, written
+under RUN_DIR/analysis/. `symgen analyze ...` and the reproduction suites both call these."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from symgen.analysis.looped import (
+    Queries,
+    accuracy_by_iteration,
+    answer_log_probs,
+    halting_report,
+    lens_decodability,
+    margins,
+)
+from symgen.analysis.plots import line_figure, save
+from symgen.errors import UserError
+from symgen.models.recurrence import HaltingRule, fixed, kl_entropy, kl_only
+from symgen.tasks.kg_task import KGTask
+from symgen.training import checkpoint as ckpt
+from symgen.training.run import load_run, load_weights, read_summary
+
+CPU = torch.device("cpu")
+
+
+def _load(run_dir: Path, weights: str = "final", need_loops: bool = True):
+    cfg, task, model = load_run(run_dir, weights)
+    if not isinstance(task, KGTask):
+        raise UserError(
+            f"{run_dir} trained task {cfg.task.name!r}; these analyses need a knowledge-graph run"
+        )
+    if need_loops and cfg.model.n_loops == 1 and cfg.train.loops == "fixed":
+        raise UserError(f"{run_dir} is not a looped model (model.n_loops = 1): nothing to iterate")
+    return cfg, task, model
+
+
+def query_groups(task: KGTask) -> dict[str, Queries]:
+    """Held-out queries by group: `hop_k` (depth setting) or `id` / `ood` (systematic)."""
+    names = [n for n in task.tests if n.startswith("hop_")] or [n for n in ("id", "ood") if n in task.tests]
+    rows = {n: task.tests[n] for n in names if len(task.tests[n])}
+    return {n: Queries(r.tokens, r.lengths, r.answers) for n, r in rows.items()}
+
+
+def _write(run_dir: Path, name: str, result: dict) -> Path:
+    out = Path(run_dir) / "analysis"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{name}.json"
+    path.write_text(json.dumps(result, indent=1) + "\n")
+    return path
+
+
+def _hop(name: str) -> int | None:
+    return int(name.split("_")[1]) if name.startswith("hop_") else None
+
+
+def iterations(run_dir: Path, max_iters: int = 20) -> dict:
+    """Accuracy per group against inference iterations r = 1..max_iters; a heatmap with the
+    training R and the learnable depth marked."""
+    cfg, task, model = _load(run_dir)
+    groups = query_groups(task)
+    acc = {
+        n: accuracy_by_iteration(answer_log_probs(model, q, max_iters, CPU), q.answers)
+        for n, q in groups.items()
+    }
+    summary = read_summary(run_dir)
+    train_r = cfg.train.loops_max if cfg.train.loops == "poisson" else cfg.model.n_loops
+    result = {
+        "max_iters": max_iters,
+        "train_loops": train_r,
+        "learnable_depth": summary.get("learnable_depth"),
+        "accuracy": acc,
+    }
+    # the deepest group reaching 0.6 (SPEC's generalization ratio) at the training R and at the best r
+    passing = {n: a for n, a in acc.items() if _hop(n) is not None}
+    result["depth_at_train_r"] = max(
+        [_hop(n) for n, a in passing.items() if a[train_r - 1] >= 0.6], default=None
+    )
+    result["depth_best_r"] = max([_hop(n) for n, a in passing.items() if max(a) >= 0.6], default=None)
+
+    fig, ax = plt.subplots(figsize=(7, 0.4 * len(acc) + 1.8))
+    grid = np.array(list(acc.values()))
+    im = ax.imshow(
+        grid,
+        aspect="auto",
+        vmin=0,
+        vmax=1,
+        cmap="viridis",
+        origin="lower",
+        extent=(0.5, max_iters + 0.5, -0.5, len(acc) - 0.5),
+    )
+    ax.set_yticks(range(len(acc)), list(acc))
+    ax.axvline(train_r, color="white", ls="--", lw=1.2, label=f"training R = {train_r}")
+    depth = result["learnable_depth"]
+    if depth and f"hop_{depth}" in acc:
+        ax.axhline(
+            list(acc).index(f"hop_{depth}") + 0.5, color="red", lw=1.2, label=f"learnable depth = {depth}"
+        )
+    ax.set_xlabel("inference iterations r")
+    ax.legend(fontsize=8, loc="upper right")
+    fig.colorbar(im, ax=ax, label="accuracy")
+    ax.set_title(f"Accuracy against iterations: {Path(run_dir).name}")
+    result["figure"] = str(save(fig, Path(run_dir) / "analysis" / "iterations.png"))
+    _write(run_dir, "iterations", result)
+    return result
+
+
+def margin_curves(run_dir: Path, max_iters: int = 50) -> dict:
+    """Mean logit margin per iteration and group; peak iteration and t*."""
+    _, task, model = _load(run_dir)
+    per_group = {
+        n: margins(answer_log_probs(model, q, max_iters, CPU), q.answers)
+        for n, q in query_groups(task).items()
+    }
+    steps = list(range(1, max_iters + 1))
+    figure = line_figure(
+        Path(run_dir) / "analysis" / "margins.png",
+        {n: (steps, m["margin"]) for n, m in per_group.items()},
+        "iteration",
+        "mean logit margin (target − best other)",
+        f"Overthinking: {Path(run_dir).name}",
+    )
+    result = {"max_iters": max_iters, "groups": per_group, "figure": str(figure)}
+    _write(run_dir, "margins", result)
+    return result
+
+
+def halting(run_dir: Path, kl_eps: float = 0.01, entropy_max: float = 3.0, max_iters: int = 16) -> dict:
+    """Adaptive halting (KL + entropy), KL-only and every fixed r, per group and over all."""
+    _, task, model = _load(run_dir)
+    rules: list[HaltingRule] = [kl_entropy(kl_eps, entropy_max), kl_only(kl_eps)]
+    rules += [fixed(r) for r in range(1, max_iters + 1)]
+    groups = query_groups(task)
+    log_probs = {n: answer_log_probs(model, q, max_iters, CPU) for n, q in groups.items()}
+    per_group = {n: halting_report(lp, groups[n].answers, rules) for n, lp in log_probs.items()}
+    all_lp = torch.cat(list(log_probs.values()), dim=1)
+    overall = halting_report(all_lp, np.concatenate([q.answers for q in groups.values()]), rules)
+    result = {
+        "kl_eps": kl_eps,
+        "entropy_max": entropy_max,
+        "max_iters": max_iters,
+        "overall": overall,
+        "groups": per_group,
+    }
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    fixed_rows = overall[2:]
+    ax.plot(
+        [r["mean_iterations"] for r in fixed_rows], [r["accuracy"] for r in fixed_rows], "o-", label="fixed r"
+    )
+    for row, marker in zip(overall[:2], ("*", "s"), strict=True):
+        ax.plot(row["mean_iterations"], row["accuracy"], marker, ms=12, label=row["rule"])
+    ax.set_xlabel("mean iterations used")
+    ax.set_ylabel("accuracy")
+    ax.set_title(f"Adaptive halting: {Path(run_dir).name}")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    result["figure"] = str(save(fig, Path(run_dir) / "analysis" / "halting.png"))
+    _write(run_dir, "halting", result)
+    return result
+
+
+def _bridges(task: KGTask, q: Queries) -> np.ndarray:
+    """The entity after the first hop of each query, by walking the atomic facts."""
+    walk = {
+        (int(h), int(r)): int(t)
+        for (h, r), t in zip(task.atomic.tokens[:, :2], task.atomic.answers, strict=True)
+    }
+    return np.array([walk[(int(h), int(r))] for h, r in q.tokens[:, :2]])
+
+
+def lens(run_dir: Path, n: int = 500) -> dict:
+    """Logit lens on every kept checkpoint and the final weights: top-1 rate of the bridge entity at
+    the r1 position and of the target at the r2 position, after every layer of every iteration."""
+    cfg, task, model = _load(run_dir, need_loops=False)
+    if cfg.task.setting != "systematic":
+        raise UserError(f"{run_dir}: the logit lens reads 2-hop queries of a systematic-setting run")
+    sets = {name: task.tests[name] for name in ("train", "id", "ood")}
+    two_hop = {k: r.take(np.flatnonzero(r.lengths == 3)[:n]) for k, r in sets.items()}
+    steps = ckpt.list_checkpoints(Path(run_dir) / "checkpoints")
+    if not steps and not (Path(run_dir) / "final.safetensors").exists():
+        raise UserError(f"{run_dir} has no checkpoints and no final weights to read")
+    result: dict = {"checkpoints": {}}
+    for weights in [*map(str, steps), "final"]:
+        load_weights(model, run_dir, weights)
+        per_set = {}
+        for name, rows in two_hop.items():
+            if not len(rows):
+                continue
+            q = Queries(rows.tokens, rows.lengths, rows.answers)
+            probes = {"bridge_at_r1": (1, _bridges(task, q)), "target_at_r2": (2, q.answers)}
+            per_set[name] = lens_decodability(model, q, probes, cfg.model.n_loops, CPU)
+        result["checkpoints"][weights] = per_set
+    final = result["checkpoints"]["final"]
+    series = {}
+    for name, probes in final.items():
+        for probe, grid in probes.items():
+            flat = [v for layers in grid for v in layers]
+            series[f"{name}: {probe}"] = (list(range(1, len(flat) + 1)), flat)
+    result["figure"] = str(
+        line_figure(
+            Path(run_dir) / "analysis" / "lens.png",
+            series,
+            "layer (all iterations, in order)",
+            "top-1 decodability",
+            f"Logit lens (final weights): {Path(run_dir).name}",
+            ylim=(0, 1.02),
+        )
+    )
+    _write(run_dir, "lens", result)
+    return result

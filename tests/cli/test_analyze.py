@@ -1,0 +1,91 @@
+import json
+from pathlib import Path
+
+import pytest
+from conftest import symgen
+
+from symgen.analysis import loop_report
+from symgen.config import resolve
+from symgen.errors import UserError
+from symgen.training.run import train_run
+
+DEPTH = [
+    "task.entities=12",
+    "task.relations=3",
+    "task.max_hops=4",
+    "task.per_hop=60",
+    "task.test_per_hop=20",
+    "task.n_eval_train=64",
+    "task.curriculum_threshold=0.3",
+    "model.d_model=32",
+    "train.batch_size=64",
+    "train.steps=40",
+    "train.eval_every=20",
+    "train.checkpoint_every=20",
+]
+SYSTEMATIC = [
+    "task.entities=20",
+    "task.relations=10",
+    "task.out_degree=5",
+    "task.phi=2.0",
+    "task.n_test_id=64",
+    "task.n_test_ood=64",
+    "task.n_eval_train=64",
+    "model.d_model=32",
+    "train.batch_size=64",
+    "train.steps=40",
+    "train.eval_every=20",
+    "train.checkpoint_every=20",
+    "train.keep_checkpoints=0",
+]
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("runs")
+    specs = {
+        "depth": ("kg-depth-curriculum", DEPTH),
+        "systematic": ("kg-systematic-looped", SYSTEMATIC),
+        "vanilla": ("kg-systematic-vanilla", SYSTEMATIC),
+    }
+    for name, (recipe, overrides) in specs.items():
+        train_run(resolve(recipe, overrides), root / name, progress=False)
+    return {name: root / name for name in specs}
+
+
+def test_iterations_margins_halting_write_json_and_figures(runs):
+    it = loop_report.iterations(runs["depth"], max_iters=6)
+    assert set(it["accuracy"]) == {"hop_2", "hop_3", "hop_4"} and all(
+        len(a) == 6 for a in it["accuracy"].values()
+    )
+    assert it["train_loops"] == 4
+    m = loop_report.margin_curves(runs["depth"], max_iters=7)
+    assert all(1 <= g["peak_iteration"] <= 7 for g in m["groups"].values())
+    h = loop_report.halting(runs["depth"], max_iters=5)
+    assert [r["rule"] for r in h["overall"][:2]] == ["KL < 0.01 and H < 3.0", "KL < 0.01"]
+    assert len(h["overall"]) == 2 + 5 and h["overall"][-1]["flops_saved"] == 0.0
+    for name in ("iterations", "margins", "halting"):
+        assert json.loads((runs["depth"] / "analysis" / f"{name}.json").read_text())
+        assert (runs["depth"] / "analysis" / f"{name}.png").stat().st_size > 1000
+
+
+def test_lens_reads_every_checkpoint(runs):
+    result = loop_report.lens(runs["systematic"], n=32)
+    assert set(result["checkpoints"]) == {"20", "final"}  # the last step is final.safetensors
+    grid = result["checkpoints"]["final"]["id"]["bridge_at_r1"]
+    assert len(grid) == 4 and len(grid[0]) == 1  # 4 iterations of 1 layer
+    assert result["checkpoints"]["20"] != result["checkpoints"]["final"]
+
+
+def test_a_vanilla_run_has_nothing_to_iterate(runs):
+    with pytest.raises(UserError, match="not a looped model"):
+        loop_report.iterations(runs["vanilla"])
+    result = symgen("analyze", "halting", str(runs["vanilla"]))
+    assert (
+        result.returncode == 2 and "not a looped model" in result.stderr and "Traceback" not in result.stderr
+    )
+
+
+def test_unknown_run_directory(tmp_path):
+    result = symgen("analyze", "margins", str(tmp_path / "nope"))
+    assert result.returncode == 2 and "not a run directory" in result.stderr
