@@ -9,11 +9,13 @@ from symgen.tasks.base import Task
 from symgen.tasks.horn_task import HornTask, HornTaskConfig
 from symgen.tasks.kg_task import KGTask, KGTaskConfig
 from symgen.tasks.reverse import ReverseConfig, ReverseTask
+from symgen.tasks.transfer import TransferConfig, TransferTask
 
 TASKS: dict[str, tuple[type, type[Task]]] = {
     "reverse": (ReverseConfig, ReverseTask),
     "horn": (HornTaskConfig, HornTask),
     "kg": (KGTaskConfig, KGTask),
+    "transfer": (TransferConfig, TransferTask),
 }
 TASK_CONFIGS.update({name: cfg for name, (cfg, _) in TASKS.items()})
 

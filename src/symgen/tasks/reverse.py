@@ -37,9 +37,21 @@ class ReverseConfig:
 
 
 class ReverseTask(Task):
-    def __init__(self, cfg: ReverseConfig, seed: int) -> None:
+    """`vocab` and `symbol_ids` let another task reverse sequences of its own tokens (the vocabulary
+    must start with SPECIALS); by default the symbols are x0..x{n_symbols-1}."""
+
+    def __init__(
+        self,
+        cfg: ReverseConfig,
+        seed: int,
+        vocab: list[str] | None = None,
+        symbol_ids: np.ndarray | None = None,
+    ) -> None:
         self.cfg, self.seed = cfg, seed
-        self.vocab = SPECIALS + [f"x{i}" for i in range(cfg.n_symbols)]
+        self.vocab = vocab or SPECIALS + [f"x{i}" for i in range(cfg.n_symbols)]
+        if self.vocab[: len(SPECIALS)] != SPECIALS:
+            raise ValueError(f"the vocabulary must start with {SPECIALS}")
+        self.symbol_ids = np.arange(len(SPECIALS), len(self.vocab)) if symbol_ids is None else symbol_ids
         self.test = self._sample(np.random.default_rng([seed, 99]), cfg.n_test)
         self._test_keys = {row.tobytes() for row in self.test}
 
@@ -51,7 +63,7 @@ class ReverseTask(Task):
         """Rows of length 2 * max_len + 3, right-padded with PAD."""
         c = self.cfg
         lengths = rng.integers(c.min_len, c.max_len + 1, n)
-        symbols = rng.integers(0, c.n_symbols, (n, c.max_len)) + len(SPECIALS)
+        symbols = self.symbol_ids[rng.integers(0, len(self.symbol_ids), (n, c.max_len))]
         seq = np.full((n, 2 * c.max_len + 3), PAD, dtype=np.int64)
         seq[:, 0] = BOS
         for i, (length, row) in enumerate(zip(lengths, symbols, strict=True)):

@@ -44,6 +44,8 @@ class TrainConfig:
     forget_until: int = 0  # temporary active forgetting: no resets after this step (0: never stop)
     intervention_rows: str = "all"  # all | unseen: which rows freezing and forgetting touch
     eval_redrawn: bool = False  # also evaluate with the unseen rows re-drawn from the initialization
+    init_from: str = ""  # start from this run directory's final weights (fine-tuning)
+    init_repair: str = ""  # "" | random | mean: re-initialize the task's unseen rows before step 0
 
     def validate(self) -> None:
         positive = {"steps": self.steps, "batch_size": self.batch_size, "eval_every": self.eval_every}
@@ -73,6 +75,8 @@ class TrainConfig:
             value = getattr(self, key)
             if value is not None and value < 0:
                 raise UserError(f"train.{key}={value} must be >= 0")
+        if self.init_repair not in ("", "random", "mean"):
+            raise UserError(f"train.init_repair={self.init_repair!r}: allowed are random, mean (or empty)")
         if self.forget_every < 0 or self.forget_until < 0:
             raise UserError("train.forget_every and train.forget_until must be >= 0")
         if self.freeze_embeddings and self.forget_every > 0:

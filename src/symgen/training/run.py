@@ -19,6 +19,7 @@ from symgen.tasks.registry import make_task
 from symgen.training import checkpoint as ckpt
 from symgen.training.distributed import init_distributed, resolve_device, shutdown_distributed
 from symgen.training.hooks import Hook
+from symgen.training.init import initialize
 from symgen.training.interventions import build_hooks
 from symgen.training.trainer import Trainer
 
@@ -101,6 +102,8 @@ def train_run(
             ckpt.atomic_write_bytes(config_path, resolved.encode())
         dist_info.barrier()
 
+        if not steps:
+            initialize(model, cfg, task)
         hooks = list(hooks or []) + build_hooks(cfg, task)
         trainer = Trainer(cfg, task, model, run_dir, device, dist_info, hooks, progress)
         if steps:

@@ -1,0 +1,124 @@
+"""Reserved tokens in a model that was pretrained without them (SPEC A6 at CPU scale).
+
+One vocabulary for both stages: `<pad> <bos> <sep> <eos>`, ordinary words `w0..`, and reserved
+tokens `<unused0>..` that never occur in pretraining (as in Gemma or BERT vocabularies).
+
+- stage `pretrain`: next-token prediction on "text" from a seeded sparse bigram chain over the
+  ordinary words (each word has a few likely successors). Under weight decay the reserved rows,
+  never a target and never an input, collapse as they do in real checkpoints.
+- stage `finetune`: sequence reversal — a task that has to copy symbols out of its context, like
+  the variables of a logic problem — over symbols taken from the `ordinary` or the `reserved`
+  group. Started from the pretrained weights (`train.init_from`), optionally with the reserved rows
+  re-initialized first (`train.init_repair`), it shows how fast each kind of row learns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from symgen.errors import UserError
+from symgen.models.transformer import Transformer
+from symgen.tasks.base import IGNORE, Batch, Task, step_rng
+from symgen.tasks.reverse import SPECIALS, ReverseConfig, ReverseTask
+
+STAGES = ("pretrain", "finetune")
+GROUPS = ("ordinary", "reserved")
+
+
+@dataclass
+class TransferConfig:
+    name: str = "transfer"
+    stage: str = "pretrain"  # pretrain | finetune
+    n_ordinary: int = 200
+    n_reserved: int = 100
+    successors: int = 4  # pretrain: likely successors of every word in the bigram chain
+    seq_len: int = 32  # pretrain: words per sequence
+    symbols: str = "reserved"  # finetune: reverse ordinary words or reserved tokens
+    n_symbols: int = 100  # finetune: how many of that group's tokens the sequences use
+    min_len: int = 4  # finetune: sequence lengths
+    max_len: int = 8
+    n_test: int = 500
+
+    def validate(self) -> None:
+        if self.stage not in STAGES:
+            raise UserError(f"task.stage={self.stage!r}: allowed are {', '.join(STAGES)}")
+        if self.symbols not in GROUPS:
+            raise UserError(f"task.symbols={self.symbols!r}: allowed are {', '.join(GROUPS)}")
+        if self.n_ordinary < 2 or self.n_reserved < 2 or self.n_test < 1 or self.seq_len < 2:
+            raise UserError("task: n_ordinary, n_reserved and seq_len must be >= 2, n_test >= 1")
+        if not 1 <= self.successors <= self.n_ordinary:
+            raise UserError(f"task.successors={self.successors} must be in 1..task.n_ordinary")
+        group = self.n_ordinary if self.symbols == "ordinary" else self.n_reserved
+        if not 2 <= self.n_symbols <= group:
+            raise UserError(
+                f"task.n_symbols={self.n_symbols} must be in 2..{group} (the {self.symbols} tokens)"
+            )
+        if not 1 <= self.min_len <= self.max_len:
+            raise UserError(f"task.min_len={self.min_len} must be in 1..task.max_len={self.max_len}")
+
+
+class TransferTask(Task):
+    def __init__(self, cfg: TransferConfig, seed: int) -> None:
+        self.cfg, self.seed = cfg, seed
+        ordinary = [f"w{i}" for i in range(cfg.n_ordinary)]
+        reserved = [f"<unused{i}>" for i in range(cfg.n_reserved)]
+        self.vocab = SPECIALS + ordinary + reserved
+        self.ordinary = np.arange(len(SPECIALS), len(SPECIALS) + cfg.n_ordinary)
+        self.reserved = np.arange(len(SPECIALS) + cfg.n_ordinary, len(self.vocab))
+        # the data of both stages is fixed by the seed, so a fine-tune sees the pretraining's chain
+        rng = np.random.default_rng([seed, 31])
+        self.successor = np.stack([rng.permutation(cfg.n_ordinary)[: cfg.successors] for _ in ordinary])
+        self.successor_p = rng.dirichlet(np.ones(cfg.successors), cfg.n_ordinary)
+        group = self.ordinary if cfg.symbols == "ordinary" else self.reserved
+        self.reverse = ReverseTask(
+            ReverseConfig(min_len=cfg.min_len, max_len=cfg.max_len, n_test=cfg.n_test),
+            seed,
+            vocab=self.vocab,
+            symbol_ids=group[: cfg.n_symbols],
+        )
+        self.text_test = self._text(np.random.default_rng([seed, 98]), cfg.n_test)
+
+    def unseen_ids(self) -> list[int]:
+        return self.reserved.tolist()
+
+    def seen_ids(self) -> list[int]:
+        return self.ordinary.tolist()
+
+    @property
+    def max_seq_len(self) -> int:
+        return max(self.cfg.seq_len + 1, self.reverse.max_seq_len)
+
+    def _text(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        words = np.empty((n, self.cfg.seq_len), dtype=np.int64)
+        words[:, 0] = rng.integers(0, self.cfg.n_ordinary, n)
+        for t in range(1, self.cfg.seq_len):
+            prev = words[:, t - 1]
+            u = rng.random(n)[:, None]
+            choice = (u > self.successor_p[prev].cumsum(1)).sum(1).clip(max=self.cfg.successors - 1)
+            words[:, t] = self.successor[prev, choice]
+        seq = np.concatenate([np.full((n, 1), SPECIALS.index("<bos>")), words + self.ordinary[0]], axis=1)
+        return seq
+
+    def _text_batch(self, seq: np.ndarray) -> Batch:
+        seq_t = torch.from_numpy(seq)
+        return Batch(seq_t[:, :-1], seq_t[:, 1:].clone())
+
+    def train_batch(self, step: int, batch_size: int) -> Batch:
+        if self.cfg.stage == "finetune":
+            return self.reverse.train_batch(step, batch_size)
+        return self._text_batch(self._text(step_rng(self.seed, step), batch_size))
+
+    def headline_metric(self) -> str:
+        return "exact_match" if self.cfg.stage == "finetune" else "next_token_accuracy"
+
+    @torch.no_grad()
+    def evaluate(self, model: Transformer, device: torch.device) -> dict[str, float]:
+        if self.cfg.stage == "finetune":
+            return self.reverse.evaluate(model, device)
+        batch = self._text_batch(self.text_test).to(device)
+        pred = model(batch.inputs).logits.argmax(-1)
+        scored = batch.targets != IGNORE
+        return {"next_token_accuracy": float(((pred == batch.targets) & scored).sum() / scored.sum())}

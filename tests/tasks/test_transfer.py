@@ -1,0 +1,75 @@
+from pathlib import Path
+
+import pytest
+import torch
+
+from symgen.analysis.collapse import pairwise_cosines
+from symgen.config import resolve
+from symgen.errors import UserError
+from symgen.experiments.suite import RunSpec, _dependency_order
+from symgen.tasks.registry import make_task
+from symgen.training.init import initialize
+from symgen.training.run import build_model, train_run
+
+SMALL = [
+    "model.d_model=32",
+    "model.n_heads=2",
+    "task.n_test=32",
+    "train.steps=20",
+    "train.eval_every=10",
+    "train.checkpoint_every=100",
+    "train.batch_size=16",
+]
+
+
+def test_reserved_tokens_never_occur_in_pretraining_and_are_all_a_finetune_uses():
+    pre = make_task(resolve("transfer-pretrain").task, 0)
+    reserved = set(pre.unseen_ids())
+    for step in range(5):
+        assert not reserved & set(pre.train_batch(step, 32).inputs.flatten().tolist())
+    ft = make_task(resolve("transfer-finetune", ["task.symbols=reserved", "task.n_symbols=10"]).task, 0)
+    symbols = {t for t in ft.train_batch(0, 64).inputs.flatten().tolist() if t >= 4}
+    assert symbols and symbols <= set(ft.unseen_ids()[:10])
+    ordinary = make_task(resolve("transfer-finetune", ["task.symbols=ordinary"]).task, 0)
+    assert {t for t in ordinary.train_batch(0, 64).inputs.flatten().tolist() if t >= 4} <= set(
+        ordinary.seen_ids()
+    )
+
+
+def test_finetune_starts_from_the_pretrained_weights_and_repair_spreads_only_reserved_rows(tmp_path: Path):
+    train_run(resolve("transfer-pretrain", SMALL), tmp_path / "pre", progress=False)
+    pretrained = build_model(
+        resolve("transfer-pretrain", SMALL), make_task(resolve("transfer-pretrain").task, 0)
+    )
+    from symgen.training.run import load_weights
+
+    load_weights(pretrained, tmp_path / "pre")
+    cfg = resolve(
+        "transfer-finetune", [*SMALL, f"train.init_from={tmp_path / 'pre'}", "train.init_repair=random"]
+    )
+    task = make_task(cfg.task, cfg.seed)
+    model = build_model(cfg, task)
+    with torch.no_grad():  # make the reserved rows collapsed, as a long pretraining would
+        model.embed.weight[task.unseen_ids()] = 0.5
+    initialize(model, cfg, task)
+    seen, unseen = task.seen_ids(), task.unseen_ids()
+    assert torch.equal(model.embed.weight[seen], pretrained.embed.weight[seen])
+    assert float(pairwise_cosines(model.embed.weight[unseen]).mean()) < 0.3
+    ratio = model.embed.weight[unseen].norm(dim=1).mean() / model.embed.weight[seen].norm(dim=1).mean()
+    assert 0.7 < float(ratio) < 1.3
+
+
+def test_init_from_a_missing_run_is_a_user_error(tmp_path: Path):
+    cfg = resolve("transfer-finetune", [*SMALL, f"train.init_from={tmp_path / 'nothing'}"])
+    with pytest.raises(UserError, match="no finished run"):
+        train_run(cfg, tmp_path / "ft", progress=False)
+
+
+def test_runs_are_ordered_after_their_dependencies():
+    runs = [RunSpec("ft", "r", after=["pre"]), RunSpec("other", "r"), RunSpec("pre", "r")]
+    assert [r.name for r in _dependency_order(runs)] == ["pre", "ft", "other"]
+    with pytest.raises(UserError, match="cycle"):
+        _dependency_order([RunSpec("a", "r", after=["b"]), RunSpec("b", "r", after=["a"])])
+    assert RunSpec("x", "r", ["train.init_from={runs}/pre"]).resolved_overrides(Path("/o")) == [
+        "train.init_from=/o/pre"
+    ]
