@@ -33,10 +33,11 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
         return cfg.lr * (step + 1) / cfg.warmup_steps
     if cfg.schedule == "constant":
         left = cfg.steps - step  # steps still to take, this one included
-        if left > cfg.decay_steps:
+        span = min(cfg.decay_steps, cfg.steps - cfg.warmup_steps)
+        if left > span:
             return cfg.lr
         floor = cfg.min_lr_ratio * cfg.lr
-        return floor + (cfg.lr - floor) * left / cfg.decay_steps
+        return floor + (cfg.lr - floor) * left / span
     span = max(1, cfg.steps - cfg.warmup_steps)
     progress = min(1.0, (step - cfg.warmup_steps) / span)
     floor = cfg.min_lr_ratio * cfg.lr
