@@ -43,8 +43,9 @@ def test_vocabulary_is_special_then_seen_then_unseen():
     assert task.unseen_ids() == list(range(n_special + 20, n_special + 32))
 
 
-def test_loss_mask_covers_exactly_the_target():
-    task = make()
+@pytest.mark.parametrize("order", ["rules_first", "facts_first"])
+def test_loss_mask_covers_exactly_the_target(order):
+    task = make(prompt_order=order)
     records = task.train_problems(5, 12)
     batch = task.batch(records)
     for row, rec in enumerate(records):
@@ -54,8 +55,19 @@ def test_loss_mask_covers_exactly_the_target():
         # the scored positions are contiguous and start at the last prompt token (<cot>)
         first = int(scored.nonzero()[0])
         assert task.vocab[int(batch.inputs[row, first])] == horn.COT
-        assert first == len(horn.encode_prompt(rec)) - 1
+        assert first == len(task.prompt_tokens(rec)) - 1
     assert batch.inputs.shape[1] <= task.max_seq_len
+
+
+def test_facts_first_prompt_holds_the_same_tokens_with_facts_and_query_before_the_rules():
+    task = make(prompt_order="facts_first")
+    rec = task.test["all_seen"][0]
+    tokens, reference = task.prompt_tokens(rec), horn.encode_prompt(rec)
+    assert sorted(tokens) == sorted(reference + [horn.DOT])
+    assert tokens[1] == horn.FACTS and tokens[-1] == horn.COT
+    q = tokens.index(horn.QMARK)
+    assert tokens[q + 1] == rec["query"] and tokens[2:q] == rec["facts"]
+    assert len(tokens) <= task.cfg.max_prompt_tokens()
 
 
 def test_batches_are_a_pure_function_of_seed_and_step_and_avoid_test_problems():

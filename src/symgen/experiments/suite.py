@@ -65,8 +65,9 @@ def experiments() -> list[Experiment]:
     from symgen.experiments.kg_depth import KGDepthExperiment
     from symgen.experiments.kg_systematic import KGSystematicExperiment
     from symgen.experiments.reverse import ReverseExperiment
+    from symgen.experiments.unseen import UnseenSymbolsExperiment
 
-    return [ReverseExperiment(), KGSystematicExperiment(), KGDepthExperiment()]
+    return [ReverseExperiment(), UnseenSymbolsExperiment(), KGSystematicExperiment(), KGDepthExperiment()]
 
 
 def select(suite: str, only: str | None) -> list[Experiment]:

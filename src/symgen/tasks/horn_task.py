@@ -29,6 +29,7 @@ from symgen.models.transformer import Transformer
 from symgen.tasks import horn
 from symgen.tasks.base import Batch, Task, epoch_indices, pad_batch
 
+PROMPT_ORDERS = ("rules_first", "facts_first")
 SCORES = ("answer_accuracy", "exact_match", "proof_valid")
 _SCORE_KEYS = {
     "answer_accuracy": "answer_correct",
@@ -53,6 +54,7 @@ class HornTaskConfig:
     n_test: int = 200  # per test scenario
     eval_batch_size: int = 200
     max_new_tokens: int = 0  # 0: the longest possible target
+    prompt_order: str = "rules_first"  # rules_first: horn.encode_prompt; facts_first: facts and query first
 
     def validate(self) -> None:
         if self.name != "horn":
@@ -63,6 +65,9 @@ class HornTaskConfig:
             raise UserError(f"task.eval_batch_size={self.eval_batch_size} must be at least 1")
         if self.max_new_tokens < 0:
             raise UserError(f"task.max_new_tokens={self.max_new_tokens} must be >= 0 (0: derived)")
+        if self.prompt_order not in PROMPT_ORDERS:
+            allowed = ", ".join(PROMPT_ORDERS)
+            raise UserError(f"task.prompt_order={self.prompt_order!r}: allowed are {allowed}")
         if self.n_train < 0:
             raise UserError(f"task.n_train={self.n_train} must be >= 0 (0: fresh problems every step)")
         try:
@@ -91,7 +96,7 @@ class HornTaskConfig:
         return self.max_rules * (self.max_body + 3) + 3
 
     def max_prompt_tokens(self) -> int:
-        return 1 + self.max_rules * (self.max_body + 3) + 1 + self.max_facts + 3
+        return 1 + self.max_rules * (self.max_body + 3) + 1 + self.max_facts + 4
 
 
 class HornTask(Task):
@@ -122,6 +127,16 @@ class HornTask(Task):
     def seen_ids(self) -> list[int]:
         return self.vocabulary.group_ids("seen")
 
+    def prompt_tokens(self, record: dict[str, Any]) -> list[str]:
+        """`horn.encode_prompt`, or with `facts_first` the same tokens with the facts and the query
+        moved before the rules: `<bos> facts: f ... ? q . b1 b2 -> h . ... <cot>`. Under causal
+        attention every rule then sees which atoms are known; the chain of thought is unchanged."""
+        tokens = horn.encode_prompt(record)
+        if self.cfg.prompt_order == "rules_first":
+            return tokens
+        cut = tokens.index(horn.FACTS)
+        return [tokens[0]] + tokens[cut:-1] + [horn.DOT] + tokens[1:cut] + [tokens[-1]]
+
     def encode(self, tokens: list[str]) -> list[int]:
         return [self._id[t] for t in tokens]
 
@@ -137,7 +152,7 @@ class HornTask(Task):
         """Token ids of prompt + target, and the length of each prompt."""
         rows, prompt_lengths = [], []
         for r in records:
-            prompt = self.encode(horn.encode_prompt(r))
+            prompt = self.encode(self.prompt_tokens(r))
             rows.append(prompt + self.encode(horn.encode_target(r)))
             prompt_lengths.append(len(prompt))
         return rows, prompt_lengths
@@ -164,7 +179,7 @@ class HornTask(Task):
         outputs: list[list[str]] = []
         for start in range(0, len(records), self.cfg.eval_batch_size):
             chunk = records[start : start + self.cfg.eval_batch_size]
-            prompts = [self.encode(horn.encode_prompt(r)) for r in chunk]
+            prompts = [self.encode(self.prompt_tokens(r)) for r in chunk]
             new = model.generate(prompts, self.max_new_tokens, self.eos_id, self.pad_id)
             outputs.extend([self.vocab[i] for i in row] for row in new)
         return outputs
