@@ -1,3 +1,5 @@
+from types import SimpleNamespace
+
 import pytest
 import torch
 
@@ -93,6 +95,9 @@ class Oracle:
                     target = task.encode([horn.ANS, flip, horn.EOS])
                 self.answers[tuple(task.encode(horn.encode_prompt(r)))] = target
 
+    def __call__(self, ids):  # teacher-forced pass: uniform logits, every argmax is token 0
+        return SimpleNamespace(logits=torch.zeros(*ids.shape, len(self.task.vocab)))
+
     def generate(self, prompts, max_new_tokens, eos_id, pad_id=0):
         return [self.answers[tuple(p)][:max_new_tokens] for p in prompts]
 
@@ -104,6 +109,7 @@ def test_evaluate_scores_generated_outputs_per_scenario_and_depth():
         for name in ("answer_accuracy", "exact_match", "proof_valid"):
             assert metrics[f"{scenario}/{name}"] == 1.0
         assert metrics[f"{scenario}/depth1/exact_match"] == 1.0
+        assert metrics[f"{scenario}/token_accuracy"] == 0.0  # <pad> is never a target
     wrong = Oracle(task, wrong={0, 1, 2, 3})  # the first four all_seen problems answered wrongly
     metrics = task.evaluate(wrong, torch.device("cpu"))
     assert metrics["all_seen/answer_accuracy"] == pytest.approx(4 / 8)

@@ -12,7 +12,8 @@ permutation) or, with ``n_train = 0``, fresh problems every step, a pure functio
 Evaluation decodes greedily with the KV cache on ``n_test`` problems per scenario and scores the
 outputs with the checker (`horn.score_output`): answer accuracy, exact match and proof validity,
 per scenario (``all_seen/exact_match``, ...) and per scenario and depth
-(``all_seen/depth2/exact_match``, ...).
+(``all_seen/depth2/exact_match``, ...); also the teacher-forced token accuracy on the target
+(``all_seen/token_accuracy``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import torch
 from symgen.errors import UserError
 from symgen.models.transformer import Transformer
 from symgen.tasks import horn
-from symgen.tasks.base import Batch, Task, epoch_indices, pad_batch
+from symgen.tasks.base import IGNORE, Batch, Task, epoch_indices, pad_batch
 
 PROMPT_ORDERS = ("rules_first", "facts_first")
 SCORES = ("answer_accuracy", "exact_match", "proof_valid")
@@ -164,7 +165,7 @@ class HornTask(Task):
         for row, n_prompt in zip(rows, prompt_lengths, strict=True):
             inputs.append(row[:-1])
             # position i predicts row[i + 1]; scored when row[i + 1] belongs to the target
-            targets.append([-100] * (n_prompt - 1) + row[n_prompt:])
+            targets.append([IGNORE] * (n_prompt - 1) + row[n_prompt:])
         return pad_batch(inputs, targets, self.pad_id)
 
     def train_batch(self, step: int, batch_size: int) -> Batch:
@@ -185,9 +186,25 @@ class HornTask(Task):
         return outputs
 
     @torch.no_grad()
+    def token_accuracy(
+        self, model: Transformer, records: list[dict[str, Any]], device: torch.device
+    ) -> float:
+        """Teacher-forced accuracy of the next-token argmax over the target tokens: more sensitive
+        than exact match while a model is still learning (one wrong atom spoils a whole output)."""
+        right, total = 0, 0
+        for start in range(0, len(records), self.cfg.eval_batch_size):
+            batch = self.batch(records[start : start + self.cfg.eval_batch_size]).to(device)
+            scored = batch.targets != IGNORE
+            pred = model(batch.inputs).logits.argmax(-1)
+            right += int(((pred == batch.targets) & scored).sum())
+            total += int(scored.sum())
+        return right / max(total, 1)
+
+    @torch.no_grad()
     def evaluate(self, model: Transformer, device: torch.device) -> dict[str, float]:
         metrics: dict[str, float] = {}
         for scenario, records in self.test.items():
+            metrics[f"{scenario}/token_accuracy"] = self.token_accuracy(model, records, device)
             outputs = self.generate(model, records)
             scores = [horn.score_output(r, out) for r, out in zip(records, outputs, strict=True)]
             for name in SCORES:
