@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,9 +29,16 @@ SUITES = ("smoke", "quick", "paper")
 
 @dataclass
 class RunSpec:
+    """One training run of a suite. Overrides may name `{runs}`, the suite's run directory (a
+    fine-tune's `train.init_from={runs}/pretrain`); runs listed in `after` are trained first."""
+
     name: str  # directory under OUT/runs/, unique in the suite
     recipe: str
     overrides: list[str] = field(default_factory=list)
+    after: list[str] = field(default_factory=list)
+
+    def resolved_overrides(self, run_root: Path) -> list[str]:
+        return [o.replace("{runs}", str(run_root)) for o in self.overrides]
 
 
 @dataclass
@@ -53,6 +60,7 @@ class Section:
 class Experiment:
     name = "experiment"
     title = "Experiment"
+    suites: tuple[str, ...] = SUITES  # the suites this experiment belongs to
 
     def runs(self, suite: str) -> list[RunSpec]:
         raise NotImplementedError
@@ -63,17 +71,28 @@ class Experiment:
 
 def experiments() -> list[Experiment]:
     from symgen.experiments.kg_depth import KGDepthExperiment
+    from symgen.experiments.kg_inside import KGInsideExperiment
     from symgen.experiments.kg_systematic import KGSystematicExperiment
     from symgen.experiments.reverse import ReverseExperiment
+    from symgen.experiments.theory import TheoryExperiment
+    from symgen.experiments.transfer import TransferExperiment
     from symgen.experiments.unseen import UnseenSymbolsExperiment
 
-    return [ReverseExperiment(), UnseenSymbolsExperiment(), KGSystematicExperiment(), KGDepthExperiment()]
+    return [
+        ReverseExperiment(),
+        UnseenSymbolsExperiment(),
+        TheoryExperiment(),
+        TransferExperiment(),
+        KGSystematicExperiment(),
+        KGDepthExperiment(),
+        KGInsideExperiment(),
+    ]
 
 
 def select(suite: str, only: str | None) -> list[Experiment]:
     if suite not in SUITES:
         raise UserError(f"--suite {suite!r}: allowed are {', '.join(SUITES)}")
-    chosen = [e for e in experiments() if e.runs(suite)]
+    chosen = [e for e in experiments() if suite in e.suites]
     if only:
         names = [n.strip() for n in only.split(",") if n.strip()]
         known = {e.name for e in chosen}
@@ -95,10 +114,19 @@ def list_suite(suite: str, only: str | None) -> str:
     return "\n".join(lines)
 
 
-def _train_in_subprocess(run: RunSpec, run_dir: Path) -> None:
-    cmd = [sys.executable, "-m", "symgen", "train", run.recipe, *run.overrides, "train.threads=1"]
+def _train_in_subprocess(run: RunSpec, run_root: Path) -> None:
+    run_dir = run_root / run.name
+    cmd = [
+        sys.executable,
+        "-m",
+        "symgen",
+        "train",
+        run.recipe,
+        *run.resolved_overrides(run_root),
+        "train.threads=1",
+    ]
     cmd += ["--out", str(run_dir), "--resume", "--no-progress"]
-    log = run_dir.parent / f"{run.name}.log"
+    log = run_root / f"{run.name}.log"
     with open(log, "w") as f:
         done = subprocess.run(
             cmd, stdout=f, stderr=subprocess.STDOUT, env=os.environ | {"OMP_NUM_THREADS": "1"}
@@ -107,10 +135,30 @@ def _train_in_subprocess(run: RunSpec, run_dir: Path) -> None:
         raise UserError(f"run {run.name} failed (exit {done.returncode}); see {log}")
 
 
+def _dependency_order(runs: list[RunSpec]) -> list[RunSpec]:
+    """Runs ordered so that each comes after the runs it needs (stable otherwise)."""
+    by_name, ordered, seen = {r.name: r for r in runs}, [], set()
+
+    def visit(run: RunSpec, stack: tuple[str, ...]) -> None:
+        if run.name in seen:
+            return
+        if run.name in stack:
+            raise UserError(f"runs depend on each other in a cycle: {' -> '.join((*stack, run.name))}")
+        for dep in run.after:
+            if dep in by_name:
+                visit(by_name[dep], (*stack, run.name))
+        seen.add(run.name)
+        ordered.append(run)
+
+    for run in runs:
+        visit(run, ())
+    return ordered
+
+
 def train_all(runs: list[RunSpec], run_root: Path, jobs: int, progress: bool) -> None:
-    todo = [r for r in runs if not is_finished(run_root / r.name)]
+    todo = _dependency_order([r for r in runs if not is_finished(run_root / r.name)])
     for r in todo:  # refuse bad recipes before any training starts
-        resolve(r.recipe, r.overrides)
+        resolve(r.recipe, r.resolved_overrides(run_root))
     click.echo(
         f"{len(runs) - len(todo)} of {len(runs)} runs finished already; training {len(todo)}", err=True
     )
@@ -118,10 +166,21 @@ def train_all(runs: list[RunSpec], run_root: Path, jobs: int, progress: bool) ->
     if jobs <= 1:
         for i, r in enumerate(todo, 1):
             click.echo(f"[{i}/{len(todo)}] {r.name}", err=True)
-            train_run(resolve(r.recipe, r.overrides), run_root / r.name, resume=True, progress=progress)
+            cfg = resolve(r.recipe, r.resolved_overrides(run_root))
+            train_run(cfg, run_root / r.name, resume=True, progress=progress)
         return
+    futures: dict[str, Future] = {}
+
+    def after_dependencies(run: RunSpec) -> None:
+        for dep in run.after:
+            if dep in futures:
+                futures[dep].result()
+        _train_in_subprocess(run, run_root)
+
+    # dependencies are submitted before their dependents, so a waiting worker never blocks them
     with ThreadPoolExecutor(jobs) as pool:
-        futures = {r.name: pool.submit(_train_in_subprocess, r, run_root / r.name) for r in todo}
+        for r in todo:
+            futures[r.name] = pool.submit(after_dependencies, r)
         for i, (name, future) in enumerate(futures.items(), 1):
             future.result()
             click.echo(f"[{i}/{len(todo)}] {name} finished", err=True)
@@ -133,7 +192,8 @@ def run_suite(suite: str, out: Path, only: str | None = None, jobs: int = 1, pro
     started = time.time()
     chosen = select(suite, only)
     run_root, figure_dir = out / "runs", out / "figures"
-    all_runs = [r for exp in chosen for r in exp.runs(suite)]
+    # experiments may analyse each other's runs: a run named twice is trained once
+    all_runs = list({r.name: r for exp in chosen for r in exp.runs(suite)}.values())
     train_all(all_runs, run_root, jobs, progress)
     figure_dir.mkdir(parents=True, exist_ok=True)
 

@@ -1,0 +1,177 @@
+"""Looking inside the looped models of the knowledge-graph experiments (claims B5.2, B5.4–B5.6).
+
+No runs of its own: it analyses the runs of `kg-systematic` (logit lens, grokking phases) and
+`kg-depth` (inference iterations, margins, halting), trained once however many experiments read
+them.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from symgen.analysis import loop_report
+from symgen.analysis.grokking import in_order, run_phases
+from symgen.experiments.claims import PAPER_CLAIMS, Claim
+from symgen.experiments.kg_depth import KGDepthExperiment
+from symgen.experiments.kg_systematic import KGSystematicExperiment
+from symgen.experiments.suite import Experiment, RunSpec, Section, Table
+from symgen.training.run import read_summary
+
+DECODABLE = 0.5  # the bridge counts as decodable at r1 when its top-1 rate reaches this
+NOT_DECODED = 0.1  # vanilla "never decodes" the OOD second hop: top-1 rate stays below this
+FALL = 0.05  # margins "fall" when the last iteration is this far (relative) below the peak
+
+
+def _claim(cid: str, measured: str, ok: bool, evidence: list[str]) -> Claim:
+    text, paper = PAPER_CLAIMS[cid]
+    return Claim(cid, text, paper, measured, "reproduced" if ok else "not reproduced", evidence)
+
+
+def _copy_figure(result: dict, figure_dir: Path, name: str) -> Path:
+    target = figure_dir / name
+    shutil.copyfile(result["figure"], target)
+    return target
+
+
+def _best(grid: list[list[float]]) -> float:
+    return max(v for layers in grid for v in layers)
+
+
+class KGInsideExperiment(Experiment):
+    name = "kg-inside"
+    title = "Paper B: inside the looped models — iterations, overthinking, halting, logit lens"
+
+    def runs(self, suite: str) -> list[RunSpec]:
+        return KGSystematicExperiment().runs(suite) + KGDepthExperiment().runs(suite)
+
+    def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
+        section = Section(self.title)
+        depth_runs = {n: d for n, d in run_dirs.items() if n.startswith("kg-depth-r") and n != "kg-depth-r1"}
+        deepest = max(depth_runs, key=lambda n: int(n.removeprefix("kg-depth-r")))
+        dynamic = run_dirs.get("kg-depth-dynamic")
+        max_iters = 8 if suite == "smoke" else 20
+
+        # B5.4: more iterations than trained extend depth (the largest fixed-R model)
+        it = loop_report.iterations(depth_runs[deepest], max_iters)
+        section.figures.append(_copy_figure(it, figure_dir, "kg_iterations.png"))
+        gained = (it["depth_best_r"] or 0) > (it["depth_at_train_r"] or 0)
+        section.claims.append(
+            _claim(
+                "B5.4",
+                f"{deepest}: deepest hop >= 0.6 at training R={it['train_loops']}: {it['depth_at_train_r']}, "
+                f"with the best of r = 1..{max_iters}: {it['depth_best_r']} "
+                f"(learnable depth {it['learnable_depth']})",
+                gained,
+                ["kg_iterations.png"],
+            )
+        )
+
+        # B5.5: margins rise then fall, deeper hops at least; the dynamic model decays more slowly
+        margin_runs = {deepest: depth_runs[deepest]} | ({"kg-depth-dynamic": dynamic} if dynamic else {})
+        margin_results = {n: loop_report.margin_curves(d, 2 * max_iters) for n, d in margin_runs.items()}
+        rows, falls = [], {}
+        for run, result in margin_results.items():
+            for group, m in result["groups"].items():
+                last = m["margin"][-1]
+                rose = 1 < m["peak_iteration"] < len(m["margin"])
+                fell = rose and last < m["peak_margin"] - FALL * abs(m["peak_margin"])
+                falls[(run, group)] = fell
+                rows.append([run, group, m["peak_iteration"], m["peak_margin"], last, m["t_star"] or "—"])
+        section.tables.append(
+            Table(
+                ["run", "queries", "peak iteration", "peak margin", "last margin", "t*"],
+                rows,
+                "Mean logit margin (target minus best other) per iteration",
+            )
+        )
+        section.figures.append(_copy_figure(margin_results[deepest], figure_dir, "kg_margins.png"))
+        deep_groups = sorted({g for _, g in falls}, key=lambda g: int(g.split("_")[1]))[-2:]
+        rise_fall = all(falls[(deepest, g)] for g in deep_groups if (deepest, g) in falls)
+        section.claims.append(
+            _claim(
+                "B5.5",
+                f"{deepest}: margins of {', '.join(deep_groups)} peak at iterations "
+                + ", ".join(str(margin_results[deepest]["groups"][g]["peak_iteration"]) for g in deep_groups)
+                + f" and fall by the last ({2 * max_iters}): {rise_fall}",
+                rise_fall,
+                ["kg_margins.png"],
+            )
+        )
+
+        # B5.6: KL + entropy halting against KL-only and fixed r (the dynamic model when trained)
+        halting_run = dynamic or depth_runs[deepest]
+        h = loop_report.halting(halting_run, max_iters=16)
+        adaptive, kl_only = h["overall"][0], h["overall"][1]
+        section.figures.append(_copy_figure(h, figure_dir, "kg_halting.png"))
+        section.tables.append(
+            Table(
+                ["rule", "accuracy", "mean iterations", "FLOPs saved"],
+                [
+                    [r["rule"], r["accuracy"], r["mean_iterations"], f"{r['flops_saved']:.0%}"]
+                    for r in h["overall"]
+                ],
+                f"Halting on {Path(halting_run).name}, all held-out hop counts, at most 16 iterations",
+            )
+        )
+        ok = adaptive["accuracy"] >= kl_only["accuracy"] and adaptive["mean_iterations"] < h["max_iters"]
+        section.claims.append(
+            _claim(
+                "B5.6",
+                f"KL+entropy: accuracy {adaptive['accuracy']:.3f} with "
+                f"{adaptive['mean_iterations']:.2f} iterations "
+                f"({adaptive['flops_saved']:.0%} FLOPs saved); KL-only: {kl_only['accuracy']:.3f} with "
+                f"{kl_only['mean_iterations']:.2f}",
+                ok,
+                ["kg_halting.png"],
+            )
+        )
+
+        # B5.2: three phases in order; bridge decodable at r1 after grokking; vanilla never decodes OOD hop 2
+        looped, vanilla = run_dirs["kg-sys-looped"], run_dirs["kg-sys-vanilla"]
+        phases = run_phases(looped)
+        lens_looped, lens_vanilla = loop_report.lens(looped), loop_report.lens(vanilla)
+        section.figures.append(_copy_figure(lens_looped, figure_dir, "kg_lens_looped.png"))
+        final = lens_looped["checkpoints"]["final"]
+        bridge = _best(final["id"]["bridge_at_r1"]) if "id" in final else 0.0
+        vanilla_ood = _best(lens_vanilla["checkpoints"]["final"]["ood"]["target_at_r2"])
+        rows = []
+        for step, sets in lens_looped["checkpoints"].items():
+            rows.append(
+                [
+                    step,
+                    *(
+                        f"{_best(sets[s][p]):.2f}" if s in sets else "—"
+                        for s in ("train", "id", "ood")
+                        for p in ("bridge_at_r1", "target_at_r2")
+                    ),
+                ]
+            )
+        section.tables.append(
+            Table(
+                [
+                    "looped checkpoint",
+                    *(f"{s} {p}" for s in ("train", "id", "ood") for p in ("bridge@r1", "target@r2")),
+                ],
+                rows,
+                "Logit lens: best top-1 rate over all layers and iterations",
+            )
+        )
+        ordered = in_order(phases)
+        ok = ordered and bridge >= DECODABLE and vanilla_ood < NOT_DECODED
+        section.claims.append(
+            _claim(
+                "B5.2",
+                f"phase steps train/ID/OOD {phases['train']}/{phases['id']}/{phases['ood']} "
+                f"(in order: {ordered}); looped ID bridge at r1 decodable up to {bridge:.2f}; "
+                f"vanilla OOD target at r2 up to {vanilla_ood:.2f}",
+                ok,
+                ["kg_lens_looped.png"],
+            )
+        )
+        learnable = read_summary(depth_runs[deepest]).get("learnable_depth")
+        section.paragraphs.append(
+            f"Iterations and margins read {deepest} (learnable depth {learnable}); halting "
+            f"reads {Path(halting_run).name}."
+        )
+        return section
