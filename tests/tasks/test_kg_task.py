@@ -124,3 +124,9 @@ def test_recipes_resolve_and_build():
     task = make_task(cfg.task, cfg.seed)
     assert task.max_seq_len == 3 and task.vocab_size == 1 + 20 + 10
     assert np.all(task.atomic.lengths == 2)
+
+
+def test_atomic_only_training():
+    task = KGTask(systematic(phi=0.0, atomic_fraction=0.3), seed=0)
+    batch = task.train_batch(0, 32)
+    assert ((batch.inputs != 0).sum(1) == 2).all() and len(task.compositions) == 0

@@ -110,6 +110,9 @@ class Rows:
 
     @staticmethod
     def concat(parts: list[Rows], width: int) -> Rows:
+        if not parts:
+            empty = np.zeros(0, dtype=np.int64)
+            return Rows(np.full((0, width), PAD, dtype=np.int64), empty, empty)
         tokens = np.full((sum(len(p) for p in parts), width), PAD, dtype=np.int64)
         at = 0
         for p in parts:
