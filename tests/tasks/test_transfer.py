@@ -31,9 +31,10 @@ def test_reserved_tokens_never_occur_in_pretraining_and_are_all_a_finetune_uses(
     symbols = {t for t in ft.train_batch(0, 64).inputs.flatten().tolist() if t >= 4}
     assert symbols and symbols <= set(ft.unseen_ids()[:10])
     ordinary = make_task(resolve("transfer-finetune", ["task.symbols=ordinary"]).task, 0)
-    assert {t for t in ordinary.train_batch(0, 64).inputs.flatten().tolist() if t >= 4} <= set(
-        ordinary.seen_ids()
-    )
+    ft_words = {t for t in ordinary.train_batch(0, 64).inputs.flatten().tolist() if t >= 4}
+    pretrain_words = {t for t in pre.pretrain_reverse.train_batch(0, 64).inputs.flatten().tolist() if t >= 4}
+    assert ft_words <= set(ordinary.seen_ids()) and pretrain_words <= set(pre.seen_ids())
+    assert ft_words and pretrain_words and not ft_words & pretrain_words  # words never reversed before
 
 
 def test_finetune_starts_from_the_pretrained_weights_and_repair_spreads_only_reserved_rows(tmp_path: Path):

@@ -4,12 +4,15 @@ One vocabulary for both stages: `<pad> <bos> <sep> <eos>`, ordinary words `w0..`
 tokens `<unused0>..` that never occur in pretraining (as in Gemma or BERT vocabularies).
 
 - stage `pretrain`: next-token prediction on "text" from a seeded sparse bigram chain over the
-  ordinary words (each word has a few likely successors). Under weight decay the reserved rows,
+  ordinary words (each word has a few likely successors), mixed with sequence reversal over the
+  first half of the words (`reverse_fraction` of every batch): the model learns the task, the way
+  a pretrained model knows what a logic problem looks like. Under weight decay the reserved rows,
   never a target and never an input, collapse as they do in real checkpoints.
-- stage `finetune`: sequence reversal — a task that has to copy symbols out of its context, like
-  the variables of a logic problem — over symbols taken from the `ordinary` or the `reserved`
-  group. Started from the pretrained weights (`train.init_from`), optionally with the reserved rows
-  re-initialized first (`train.init_repair`), it shows how fast each kind of row learns.
+- stage `finetune`: sequence reversal — a task that copies symbols out of its context, like the
+  variables of a logic problem — over symbols it never reversed in pretraining: the `reserved`
+  tokens, or `ordinary` words of the second half (known from the text only). Started from the
+  pretrained weights (`train.init_from`), optionally with the reserved rows re-initialized first
+  (`train.init_repair`), it shows how fast each kind of row learns to serve as a variable.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ class TransferConfig:
     n_reserved: int = 100
     successors: int = 4  # pretrain: likely successors of every word in the bigram chain
     seq_len: int = 32  # pretrain: words per sequence
+    reverse_fraction: float = 0.5  # pretrain: share of every batch that reverses first-half words
     symbols: str = "reserved"  # finetune: reverse ordinary words or reserved tokens
     n_symbols: int = 100  # finetune: how many of that group's tokens the sequences use
     min_len: int = 4  # finetune: sequence lengths
@@ -49,9 +53,11 @@ class TransferConfig:
             raise UserError(f"task.symbols={self.symbols!r}: allowed are {', '.join(GROUPS)}")
         if self.n_ordinary < 2 or self.n_reserved < 2 or self.n_test < 1 or self.seq_len < 2:
             raise UserError("task: n_ordinary, n_reserved and seq_len must be >= 2, n_test >= 1")
+        if not 0.0 <= self.reverse_fraction < 1.0:
+            raise UserError(f"task.reverse_fraction={self.reverse_fraction} must be in [0, 1)")
         if not 1 <= self.successors <= self.n_ordinary:
             raise UserError(f"task.successors={self.successors} must be in 1..task.n_ordinary")
-        group = self.n_ordinary if self.symbols == "ordinary" else self.n_reserved
+        group = self.n_ordinary // 2 if self.symbols == "ordinary" else self.n_reserved
         if not 2 <= self.n_symbols <= group:
             raise UserError(
                 f"task.n_symbols={self.n_symbols} must be in 2..{group} (the {self.symbols} tokens)"
@@ -72,13 +78,11 @@ class TransferTask(Task):
         rng = np.random.default_rng([seed, 31])
         self.successor = np.stack([rng.permutation(cfg.n_ordinary)[: cfg.successors] for _ in ordinary])
         self.successor_p = rng.dirichlet(np.ones(cfg.successors), cfg.n_ordinary)
-        group = self.ordinary if cfg.symbols == "ordinary" else self.reserved
-        self.reverse = ReverseTask(
-            ReverseConfig(min_len=cfg.min_len, max_len=cfg.max_len, n_test=cfg.n_test),
-            seed,
-            vocab=self.vocab,
-            symbol_ids=group[: cfg.n_symbols],
-        )
+        half = cfg.n_ordinary // 2
+        reverse_cfg = ReverseConfig(min_len=cfg.min_len, max_len=cfg.max_len, n_test=cfg.n_test)
+        self.pretrain_reverse = ReverseTask(reverse_cfg, seed, self.vocab, self.ordinary[:half])
+        group = self.ordinary[half:] if cfg.symbols == "ordinary" else self.reserved
+        self.reverse = ReverseTask(reverse_cfg, seed + 1, self.vocab, group[: cfg.n_symbols])
         self.text_test = self._text(np.random.default_rng([seed, 98]), cfg.n_test)
 
     def unseen_ids(self) -> list[int]:
@@ -109,7 +113,17 @@ class TransferTask(Task):
     def train_batch(self, step: int, batch_size: int) -> Batch:
         if self.cfg.stage == "finetune":
             return self.reverse.train_batch(step, batch_size)
-        return self._text_batch(self._text(step_rng(self.seed, step), batch_size))
+        n_reverse = round(self.cfg.reverse_fraction * batch_size)
+        text = self._text_batch(self._text(step_rng(self.seed, step), batch_size - n_reverse))
+        if n_reverse == 0:
+            return text
+        rev = self.pretrain_reverse.train_batch(step, n_reverse)
+        width = max(text.inputs.shape[1], rev.inputs.shape[1])
+        pad = lambda x, value: torch.nn.functional.pad(x, (0, width - x.shape[1]), value=value)  # noqa: E731
+        return Batch(
+            torch.cat([pad(text.inputs, 0), pad(rev.inputs, 0)]),
+            torch.cat([pad(text.targets, IGNORE), pad(rev.targets, IGNORE)]),
+        )
 
     def headline_metric(self) -> str:
         return "exact_match" if self.cfg.stage == "finetune" else "next_token_accuracy"
@@ -121,4 +135,6 @@ class TransferTask(Task):
         batch = self._text_batch(self.text_test).to(device)
         pred = model(batch.inputs).logits.argmax(-1)
         scored = batch.targets != IGNORE
-        return {"next_token_accuracy": float(((pred == batch.targets) & scored).sum() / scored.sum())}
+        text = float(((pred == batch.targets) & scored).sum() / scored.sum())
+        reverse = self.pretrain_reverse.evaluate(model, device)
+        return {"next_token_accuracy": text, "reverse_exact_match": reverse["exact_match"]}
