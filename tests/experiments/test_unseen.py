@@ -1,7 +1,11 @@
 import json
 from pathlib import Path
 
-from symgen.experiments.unseen import METHODS, UnseenSymbolsExperiment
+from symgen.config import dump, resolve
+from symgen.experiments.unseen import METHODS, SMOKE, UnseenSymbolsExperiment
+from symgen.tasks.registry import make_task
+from symgen.training.checkpoint import atomic_save_tensors
+from symgen.training.run import build_model
 
 SCENARIOS = ("all_seen", "query_unseen", "all_unseen")
 
@@ -18,6 +22,10 @@ def fake_run(
     (path / "summary.json").write_text(json.dumps(summary))
     lines = [{"step": 5, **final}, {"step": 10, **final}]
     (path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    cfg = resolve("horn-standard", [o for o in SMOKE if not o.startswith("train.forget")])
+    (path / "config.yaml").write_text(dump(cfg))
+    model = build_model(cfg, make_task(cfg.task, cfg.seed))
+    atomic_save_tensors(path / "final.safetensors", {f"model.{k}": v for k, v in model.state_dict().items()})
 
 
 def runs(tmp_path: Path, frozen_unseen: float) -> dict[str, Path]:
@@ -41,6 +49,7 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     verdicts = {c.id: c.verdict for c in section.claims}
     assert verdicts == {cid: "reproduced" for cid in ("A7.1", "A7.2", "A7.3", "A7.4", "A7.5")}
     assert all(f.exists() for f in section.figures)
+    assert any(f.name == "unseen_cosine_histogram.png" for f in section.figures)
     methods = [row[0] for row in section.tables[0].rows]
     assert set(methods) == set(METHODS) and methods.count("copy_forget") == 2  # as trained and re-drawn
     assert [row[0] for row in section.tables[1].rows] == [50, 200, 1000]

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from symgen.analysis.plots import line_figure
+from symgen.analysis.collapse import pairwise_cosines
+from symgen.analysis.plots import histogram_figure, line_figure
 from symgen.experiments.claims import PAPER_CLAIMS, Claim
 from symgen.experiments.metrics import curve, read_metrics
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
 from symgen.tasks.horn import SCENARIOS
-from symgen.training.run import read_summary
+from symgen.training.run import load_run, read_summary
 
 METHODS = {
     "standard": "horn-standard",
@@ -130,6 +131,8 @@ class UnseenSymbolsExperiment(Experiment):
         figures = self._figures(records, figure_dir)
         diversity, div_figure = self._diversity(suite, run_dirs, finals["copy"], figure_dir)
         figures.append(div_figure)
+        if all((run_dirs[f"unseen-{m}"] / "final.safetensors").exists() for m in METHODS):
+            figures.append(self._cosine_histogram(run_dirs, figure_dir))
         claims = self._claims(finals, diversity)
         text = [
             "Greedy decoding with the KV cache on held-out problems of each scenario; exact match = the "
@@ -206,6 +209,21 @@ class UnseenSymbolsExperiment(Experiment):
             ),
         ]
         return out
+
+    def _cosine_histogram(self, run_dirs: dict[str, Path], figure_dir: Path) -> Path:
+        """Distribution of the pairwise cosines of the unseen unembedding rows at the end."""
+        series = {}
+        for method in ("standard", "copy", "copy_frozen", "copy_forget"):
+            if not (run_dirs[f"unseen-{method}"] / "final.safetensors").exists():
+                continue
+            _, task, model = load_run(run_dirs[f"unseen-{method}"])
+            series[method] = pairwise_cosines(model.unembedding[task.unseen_ids()]).tolist()
+        return histogram_figure(
+            figure_dir / "unseen_cosine_histogram.png",
+            {"unseen unembedding rows, end of training": series},
+            "pairwise cosine",
+            bins=40,
+        )
 
     def _diversity(
         self, suite: str, run_dirs: dict[str, Path], main_copy: dict[str, float], figure_dir: Path
