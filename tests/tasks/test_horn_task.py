@@ -110,6 +110,8 @@ def test_evaluate_scores_generated_outputs_per_scenario_and_depth():
             assert metrics[f"{scenario}/{name}"] == 1.0
         assert metrics[f"{scenario}/depth1/exact_match"] == 1.0
         assert metrics[f"{scenario}/token_accuracy"] == 0.0  # <pad> is never a target
+        assert metrics[f"{scenario}/atoms_in_prompt"] == 1.0
+    assert metrics["all_seen/atoms_seen_pool"] == 1.0 and metrics["all_unseen/atoms_seen_pool"] == 0.0
     wrong = Oracle(task, wrong={0, 1, 2, 3})  # the first four all_seen problems answered wrongly
     metrics = task.evaluate(wrong, torch.device("cpu"))
     assert metrics["all_seen/answer_accuracy"] == pytest.approx(4 / 8)

@@ -142,7 +142,9 @@ class UnseenSymbolsExperiment(Experiment):
             "unseen rows re-drawn from the initialization just before the test (rows 're-drawn').",
             "Unseen-row cosine: mean pairwise cosine of the unseen symbols' unembedding rows at the end "
             "of training; self-NN: fraction of unseen symbols whose best-scoring unseen unembedding row "
-            "(dot product with its own embedding) is its own.",
+            "(dot product with its own embedding) is its own. Atoms in prompt / seen pool: of the symbols "
+            "the model writes on all_unseen problems, the fraction copied from the problem and the "
+            "fraction that are seen symbols (a model that cannot copy unseen symbols replaces them).",
         ]
         return Section(self.title, text, figures, [table, diversity], claims)
 
@@ -150,7 +152,8 @@ class UnseenSymbolsExperiment(Experiment):
         headers = ["method", "view"]
         headers += [f"{s} exact" for s in SCENARIOS] + [f"{s} answer" for s in SCENARIOS]
         headers += [f"{s} token acc" for s in SCENARIOS]
-        headers += ["all_unseen proof valid", "unseen-row cosine", "self-NN"]
+        headers += ["all_unseen proof valid", "all_unseen atoms in prompt", "all_unseen atoms seen pool"]
+        headers += ["unseen-row cosine", "self-NN"]
         rows = []
         for method, final in finals.items():
             views = [("as trained", "eval/")]
@@ -162,6 +165,8 @@ class UnseenSymbolsExperiment(Experiment):
                 row += [final.get(f"{prefix}{s}/answer_accuracy", float("nan")) for s in SCENARIOS]
                 row += [final.get(f"{prefix}{s}/token_accuracy", float("nan")) for s in SCENARIOS]
                 row.append(final.get(f"{prefix}all_unseen/proof_valid", float("nan")))
+                row.append(final.get(f"{prefix}all_unseen/atoms_in_prompt", float("nan")))
+                row.append(final.get(f"{prefix}all_unseen/atoms_seen_pool", float("nan")))
                 row.append(
                     final.get("collapse/unseen_out_mean_cos", float("nan")) if view == "as trained" else ""
                 )

@@ -185,6 +185,22 @@ class HornTask(Task):
             outputs.extend([self.vocab[i] for i in row] for row in new)
         return outputs
 
+    def atom_sources(self, records: list[dict[str, Any]], outputs: list[list[str]]) -> dict[str, float]:
+        """Where the generated atoms come from: `atoms_in_prompt`, the fraction that occur in the
+        problem (copied from the context), and `atoms_seen_pool`, the fraction that are seen
+        symbols (on unseen problems: symbols the model replaced the unseen ones with)."""
+        seen = set(self.seen_pool)
+        n_atoms = in_prompt = from_seen = 0
+        for record, output in zip(records, outputs, strict=True):
+            context = set(horn.encode_prompt(record))
+            for token in output:
+                if token in self._id and self._id[token] >= len(horn.SPECIAL_TOKENS):
+                    n_atoms += 1
+                    in_prompt += token in context
+                    from_seen += token in seen
+        n = max(n_atoms, 1)
+        return {"atoms_in_prompt": in_prompt / n, "atoms_seen_pool": from_seen / n}
+
     @torch.no_grad()
     def token_accuracy(
         self, model: Transformer, records: list[dict[str, Any]], device: torch.device
@@ -209,6 +225,7 @@ class HornTask(Task):
             scores = [horn.score_output(r, out) for r, out in zip(records, outputs, strict=True)]
             for name in SCORES:
                 metrics[f"{scenario}/{name}"] = float(np.mean([s[_SCORE_KEYS[name]] for s in scores]))
+            metrics |= {f"{scenario}/{k}": v for k, v in self.atom_sources(records, outputs).items()}
             for depth in sorted({r["depth"] for r in records}):
                 picked = [s for r, s in zip(records, scores, strict=True) if r["depth"] == depth]
                 for name in SCORES:
