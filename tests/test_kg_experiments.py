@@ -1,0 +1,22 @@
+"""Claim verdicts of the paper-B experiments are computed from the measured numbers."""
+
+from symgen.experiments.kg_depth import KGDepthExperiment
+from symgen.experiments.kg_systematic import KGSystematicExperiment, final_accuracies
+
+
+def test_b53_needs_depth_growing_with_r():
+    assert KGDepthExperiment.claim({1: 0, 2: 2, 4: 4}, 5, {}).verdict == "reproduced"
+    assert KGDepthExperiment.claim({1: 0, 2: 2, 4: 1}, None, {}).verdict == "not reproduced"
+    assert KGDepthExperiment.claim({2: 2, 4: 2}, None, {}).verdict == "not reproduced"
+
+
+def test_b51_needs_looped_high_and_every_vanilla_low():
+    finals = {"kg-sys-looped": {"ood": 0.7}, "kg-sys-vanilla": {"ood": 0.05}, "kg-sys-deep": {"ood": 0.08}}
+    assert KGSystematicExperiment.claim_b51(finals, {}).verdict == "reproduced"
+    finals["kg-sys-deep"]["ood"] = 0.3
+    assert KGSystematicExperiment.claim_b51(finals, {}).verdict == "not reproduced"
+
+
+def test_final_accuracy_averages_the_last_evaluations():
+    records = [{"step": s, "eval/ood/accuracy": a} for s, a in ((1, 0.0), (2, 0.3), (3, 0.6), (4, 0.9))]
+    assert final_accuracies(records) == {"ood": 0.6}
