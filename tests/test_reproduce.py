@@ -6,19 +6,16 @@ from conftest import symgen
 from symgen.experiments.claims import PAPER_CLAIMS
 
 
-def test_smoke_suite_writes_report_and_every_claim(tmp_path: Path):
+def test_smoke_suite_runs_every_experiment_and_fills_every_claim(tmp_path: Path):
     out = tmp_path / "repro"
-    result = symgen(
-        "reproduce", "--suite", "smoke", "--only", "reverse", "--out", str(out), "--no-progress", timeout=300
-    )
-    assert result.returncode == 0, result.stderr
+    result = symgen("reproduce", "--suite", "smoke", "--out", str(out), "--no-progress", timeout=1200)
+    assert result.returncode == 0, result.stderr[-2000:]
     claims = json.loads((out / "claims.json").read_text())
     assert [c["id"] for c in claims] == list(PAPER_CLAIMS)
-    assert all(c["verdict"] in ("reproduced", "not reproduced", "not run") for c in claims)
-    assert set(claims[0]) == {"id", "claim", "paper", "measured", "verdict", "evidence"}
+    assert all(set(c) == {"id", "claim", "paper", "measured", "verdict", "evidence"} for c in claims)
+    assert all(c["verdict"] in ("reproduced", "not reproduced") and c["measured"] for c in claims)
     page = (out / "report.html").read_text()
-    assert "data:image/png;base64," in page and "A7.1" in page
-    assert (out / "runs" / "reverse" / "summary.json").exists()
+    assert page.count("data:image/png;base64,") >= 8 and "A7.1" in page and "Time taken" in page
 
     again = symgen("reproduce", "--suite", "smoke", "--only", "reverse", "--out", str(out), "--no-progress")
     assert again.returncode == 0 and "1 of 1 runs finished already" in again.stderr
@@ -27,3 +24,5 @@ def test_smoke_suite_writes_report_and_every_claim(tmp_path: Path):
 def test_list_names_experiments_and_runs():
     result = symgen("reproduce", "--suite", "quick", "--list")
     assert result.returncode == 0 and result.stdout.startswith("reverse")
+    names = [line.split("\t")[0] for line in result.stdout.splitlines() if not line.startswith(" ")]
+    assert {"reverse", "unseen", "theory", "transfer", "kg-systematic", "kg-depth", "kg-inside"} <= set(names)
