@@ -43,3 +43,12 @@ def test_sigkilled_run_resumes_to_byte_identical_weights(tmp_path: Path):
 
     again = symgen("train", *args, "--out", str(run), "--no-progress")
     assert again.returncode == 0 and "nothing to do" in again.stdout
+
+
+def test_a_finished_run_with_another_config_is_refused(tmp_path: Path):
+    args = ["reverse", *TINY, "train.steps=20"]
+    assert symgen("train", *args, "--out", str(tmp_path / "run"), "--no-progress").returncode == 0
+    same = symgen("train", *args, "train.threads=2", "--out", str(tmp_path / "run"), "--no-progress")
+    assert same.returncode == 0 and "nothing to do" in same.stdout  # threads change how, not what
+    other = symgen("train", *args, "train.lr=0.5", "--out", str(tmp_path / "run"), "--no-progress")
+    assert other.returncode == 2 and "another config" in other.stderr

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+import yaml
 
 from symgen import config as config_mod
 from symgen.config import ExperimentConfig
@@ -22,6 +23,26 @@ from symgen.training.hooks import Hook
 from symgen.training.init import initialize
 from symgen.training.interventions import build_hooks
 from symgen.training.trainer import Trainer
+
+# settings that change how a run is executed, not what it computes
+EXECUTION_KEYS = (("train", "threads"), ("device",))
+
+
+def same_run(cfg: ExperimentConfig, config_path: Path) -> bool:
+    """Whether `cfg` describes the run stored in `config_path` (sizes the task filled in, thread
+    count and device aside)."""
+    stored = yaml.safe_load(config_path.read_text())
+    mine = cfg.to_dict()
+    for key in ("vocab_size", "max_seq_len"):
+        if mine["model"][key] == 0:
+            mine["model"][key] = stored.get("model", {}).get(key)
+    for path in EXECUTION_KEYS:
+        for d in (mine, stored):
+            node = d
+            for part in path[:-1]:
+                node = node.get(part, {})
+            node.pop(path[-1], None)
+    return mine == stored
 
 
 def is_finished(run_dir: Path) -> bool:
@@ -76,6 +97,9 @@ def train_run(
     hooks: list[Hook] | None = None,
 ) -> dict[str, Any]:
     run_dir = Path(run_dir)
+    config_path = run_dir / "config.yaml"
+    if config_path.exists() and not same_run(cfg, config_path):
+        raise UserError(f"{run_dir} holds a run with another config; choose a new --out")
     if is_finished(run_dir):
         return read_summary(run_dir) | {"skipped": True}
 
@@ -89,10 +113,7 @@ def train_run(
         task = make_task(cfg.task, cfg.seed)
         model = build_model(cfg, task).to(device)
         resolved = config_mod.dump(cfg)
-        config_path = run_dir / "config.yaml"
         steps = ckpt.list_checkpoints(run_dir / "checkpoints")
-        if config_path.exists() and config_path.read_text() != resolved:
-            raise UserError(f"{run_dir} holds a run with another config; choose a new --out")
         if (steps or (run_dir / "metrics.jsonl").exists()) and not resume:
             raise UserError(
                 f"{run_dir} holds an unfinished run: pass --resume to continue it, or choose a new --out"
