@@ -7,37 +7,13 @@ from conftest import symgen
 from symgen.analysis import loop_report
 from symgen.config import resolve
 from symgen.errors import UserError
+from symgen.experiments.kg_depth import SMOKE as DEPTH_SMOKE
+from symgen.experiments.kg_systematic import SMOKE as SYSTEMATIC_SMOKE
 from symgen.training.run import train_run
 
-DEPTH = [
-    "task.entities=12",
-    "task.relations=3",
-    "task.max_hops=4",
-    "task.per_hop=60",
-    "task.test_per_hop=20",
-    "task.n_eval_train=64",
-    "task.curriculum_threshold=0.3",
-    "model.d_model=32",
-    "train.batch_size=64",
-    "train.steps=40",
-    "train.eval_every=20",
-    "train.checkpoint_every=20",
-]
-SYSTEMATIC = [
-    "task.entities=20",
-    "task.relations=10",
-    "task.out_degree=5",
-    "task.phi=2.0",
-    "task.n_test_id=64",
-    "task.n_test_ood=64",
-    "task.n_eval_train=64",
-    "model.d_model=32",
-    "train.batch_size=64",
-    "train.steps=40",
-    "train.eval_every=20",
-    "train.checkpoint_every=20",
-    "train.keep_checkpoints=0",
-]
+# the experiments' smoke sizes, with checkpoints kept every 20 steps for the lens
+DEPTH = [*DEPTH_SMOKE, "train.steps=40", "train.checkpoint_every=20"]
+SYSTEMATIC = [*SYSTEMATIC_SMOKE, "train.steps=40", "train.checkpoint_every=20", "train.keep_checkpoints=0"]
 
 
 @pytest.fixture(scope="module")
