@@ -9,6 +9,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 
 def save(fig: plt.Figure, path: Path) -> Path:
@@ -35,6 +36,8 @@ def line_figure(
     for label, x in (vlines or {}).items():
         ax.axvline(x, ls="--", lw=1, color="gray")
         ax.text(x, ax.get_ylim()[1], f" {label}", rotation=90, va="top", fontsize=8, color="gray")
+    if all(float(v).is_integer() for x, _ in series.values() for v in x):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if ylim:
