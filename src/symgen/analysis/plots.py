@@ -32,7 +32,7 @@ def line_figure(
     """One panel of named (x, y) curves, with optional labelled vertical markers."""
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     for label, (x, y) in series.items():
-        ax.plot(x, y, label=label, lw=1.6)
+        ax.plot(x, y, label=label, lw=1.6, marker="o" if len(x) <= 30 else None, ms=3)
     for label, x in (vlines or {}).items():
         ax.axvline(x, ls="--", lw=1, color="gray")
         ax.text(x, ax.get_ylim()[1], f" {label}", rotation=90, va="top", fontsize=8, color="gray")
