@@ -8,6 +8,7 @@ def test_b53_needs_depth_growing_with_r():
     assert KGDepthExperiment.claim({1: 0, 2: 2, 4: 4}, 5, {}).verdict == "reproduced"
     assert KGDepthExperiment.claim({1: 0, 2: 2, 4: 1}, None, {}).verdict == "not reproduced"
     assert KGDepthExperiment.claim({2: 2, 4: 2}, None, {}).verdict == "not reproduced"
+    assert KGDepthExperiment.claim({1: 0, 2: 2, 4: 4}, 2, {}).verdict == "not reproduced"  # dynamic < best R
 
 
 def test_b51_needs_looped_high_and_every_vanilla_low():

@@ -24,8 +24,8 @@ from symgen.training.init import initialize
 from symgen.training.interventions import build_hooks
 from symgen.training.trainer import Trainer
 
-# settings that change how a run is executed, not what it computes
-EXECUTION_KEYS = (("train", "threads"), ("device",))
+# settings that change how a run is executed or what it keeps on disk, not what it computes
+EXECUTION_KEYS = (("train", "threads"), ("train", "keep_checkpoints"), ("device",))
 
 
 def same_run(cfg: ExperimentConfig, config_path: Path) -> bool:
