@@ -8,7 +8,7 @@ from pathlib import Path
 
 from symgen.analysis.plots import line_figure
 from symgen.experiments.claims import PAPER_CLAIMS, Claim
-from symgen.experiments.kg_systematic import run_shape
+from symgen.experiments.kg_systematic import SMOKE_TRAINING, run_shape
 from symgen.experiments.metrics import curve, read_metrics
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
 from symgen.training.run import read_summary
@@ -21,12 +21,7 @@ SMOKE = [
     "task.test_per_hop=20",
     "task.n_eval_train=64",
     "task.curriculum_threshold=0.3",
-    "model.d_model=32",
-    "train.batch_size=64",
-    "train.steps=60",
-    "train.eval_every=20",
-    "train.checkpoint_every=60",
-    "train.warmup_steps=10",
+    *SMOKE_TRAINING,
 ]
 
 # SPEC B1/B2/B3 and Appendix: |E| = 200, |R| = 10 permutations, k = 2..40 (15 000 / 750 per k),

@@ -18,6 +18,15 @@ LOOPED_OOD = 0.5  # quick-scale bar for B5.1 (paper: ≈ 0.75–0.8; capped by O
 VANILLA_OOD = 0.1
 LAST_EVALS = 3  # final numbers average the last evaluations (single ones swing by a few points)
 
+# tiny model and run shared by the smoke runs of both knowledge-graph experiments
+SMOKE_TRAINING = [
+    "model.d_model=32",
+    "train.batch_size=64",
+    "train.steps=60",
+    "train.eval_every=20",
+    "train.checkpoint_every=60",
+    "train.warmup_steps=10",
+]
 SMOKE = [
     "task.entities=20",
     "task.relations=10",
@@ -26,12 +35,7 @@ SMOKE = [
     "task.n_test_id=64",
     "task.n_test_ood=64",
     "task.n_eval_train=64",
-    "model.d_model=32",
-    "train.batch_size=64",
-    "train.steps=60",
-    "train.eval_every=20",
-    "train.checkpoint_every=60",
-    "train.warmup_steps=10",
+    *SMOKE_TRAINING,
 ]
 
 # SPEC B1/B2/B3 and Appendix: |E| = 2000, |R| = 200, 5 % OOD, phi = 7.2; 4 GPT-2 blocks, d = 768,
