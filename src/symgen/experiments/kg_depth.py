@@ -8,7 +8,7 @@ from pathlib import Path
 
 from symgen.analysis.plots import line_figure
 from symgen.experiments.claims import PAPER_CLAIMS, Claim
-from symgen.experiments.kg_systematic import SMOKE_TRAINING, run_shape
+from symgen.experiments.kg_systematic import PAPER_TRAINING, SMOKE_TRAINING, run_shape
 from symgen.experiments.metrics import curve, read_metrics
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
 from symgen.training.run import read_summary
@@ -36,17 +36,8 @@ PAPER = [
     "task.atomic_fraction=0.0",
     "task.curriculum_reset_optimizer=true",
     "task.n_eval_train=3000",
-    "model.d_model=768",
-    "model.n_heads=12",
-    "model.n_layers=4",
-    "train.batch_size=512",
-    "train.lr=0.0001",
-    "train.weight_decay=0.01",
-    "train.warmup_steps=2000",
+    *PAPER_TRAINING,
     "train.steps=1500000",
-    "train.eval_every=5000",
-    "train.checkpoint_every=10000",
-    "train.threads=0",
 ]
 QUICK_R = (1, 2, 4)
 PAPER_R = (1, 2, 3, 4, 5, 6, 7, 8)
