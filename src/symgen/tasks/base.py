@@ -6,6 +6,7 @@ exactly the batches an uninterrupted single-process run would.
 
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,13 @@ class Batch:
 
     def to(self, device: torch.device) -> Batch:
         return Batch(self.inputs.to(device), self.targets.to(device))
+
+
+def generator_config(cls: type, settings: Any, **extra: Any) -> Any:
+    """The generator's config (dataclass `cls`) from a task's settings: every field the two share,
+    plus `extra` (the seed, say), so a task config never lists its generator's fields twice."""
+    names = {f.name for f in dataclasses.fields(cls)} - set(extra)
+    return cls(**{n: getattr(settings, n) for n in names if hasattr(settings, n)}, **extra)
 
 
 def step_rng(seed: int, step: int, stream: int = 0) -> np.random.Generator:

@@ -28,7 +28,7 @@ import torch
 from symgen.errors import UserError
 from symgen.models.transformer import Transformer
 from symgen.tasks import horn
-from symgen.tasks.base import IGNORE, Batch, Task, epoch_indices, pad_batch
+from symgen.tasks.base import IGNORE, Batch, Task, epoch_indices, generator_config, pad_batch
 
 PROMPT_ORDERS = ("rules_first", "facts_first")
 SCORES = ("answer_accuracy", "exact_match", "proof_valid")
@@ -77,20 +77,7 @@ class HornTaskConfig:
             raise UserError(f"task: {e}") from None
 
     def horn_config(self, seed: int) -> horn.HornConfig:
-        return horn.HornConfig(
-            n_seen=self.n_seen,
-            n_unseen=self.n_unseen,
-            min_rules=self.min_rules,
-            max_rules=self.max_rules,
-            min_facts=self.min_facts,
-            max_facts=self.max_facts,
-            max_body=self.max_body,
-            max_depth=self.max_depth,
-            n_train=self.n_train,
-            n_test=self.n_test,
-            seed=seed,
-            p_decoy=self.p_decoy,
-        )
+        return generator_config(horn.HornConfig, self, seed=seed)
 
     def max_target_tokens(self) -> int:
         """A proof fires each rule at most once: steps of `body -> head .`, then `<ans> X <eos>`."""

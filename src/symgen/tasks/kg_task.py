@@ -27,7 +27,7 @@ import torch
 from symgen.errors import UserError
 from symgen.models.transformer import Transformer
 from symgen.tasks import kg
-from symgen.tasks.base import IGNORE, Batch, Task
+from symgen.tasks.base import IGNORE, Batch, Task, generator_config
 
 PAD = 0
 
@@ -58,20 +58,7 @@ class KGTaskConfig:
     eval_batch: int = 1024
 
     def kg_config(self, seed: int) -> kg.KGConfig:
-        return kg.KGConfig(
-            setting=self.setting,
-            entities=self.entities,
-            relations=self.relations,
-            out_degree=self.out_degree,
-            ood_fraction=self.ood_fraction,
-            phi=self.phi,
-            max_hops=self.max_hops,
-            per_hop=self.per_hop,
-            test_per_hop=self.test_per_hop,
-            n_test_id=self.n_test_id,
-            n_test_ood=self.n_test_ood,
-            seed=seed + self.data_seed,
-        )
+        return generator_config(kg.KGConfig, self, seed=seed + self.data_seed)
 
     def validate(self) -> None:
         self.kg_config(0).validate()
