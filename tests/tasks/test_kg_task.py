@@ -103,6 +103,29 @@ def test_depth_task_hops_and_stage():
     assert int((batch.inputs != 0).sum(1).max()) <= 4
 
 
+class LoopOracle(Oracle):
+    """Right only when run for exactly `good` iterations."""
+
+    def __init__(self, task: KGTask, good: int) -> None:
+        super().__init__(task)
+        self.good = good
+
+    def forward(self, ids: torch.Tensor, n_loops: int | None = None):
+        self.shift = 0 if n_loops == self.good else 1
+        return super().forward(ids, n_loops)
+
+
+def test_loops_grid_scores_each_budget_and_keeps_the_best():
+    task = KGTask(depth(eval_loops_grid=[2, 4, 6]), seed=1)
+    metrics = task.evaluate(LoopOracle(task, good=4), torch.device("cpu"))
+    assert metrics["hop_3/accuracy@r4"] == 1.0 and metrics["hop_3/accuracy@r6"] == 0.0
+    assert metrics["hop_3/accuracy"] == 1.0  # the best budget
+    blind = task.evaluate(LoopOracle(task, good=5), torch.device("cpu"))
+    assert blind["hop_3/accuracy"] == 0.0  # a budget outside the grid is never tried
+    with pytest.raises(UserError, match="eval_loops_grid"):
+        depth(eval_loops_grid=[0]).validate()
+
+
 def test_config_errors_name_the_key():
     with pytest.raises(UserError, match="atomic_fraction"):
         systematic(atomic_fraction=1.5).validate()

@@ -14,11 +14,15 @@ hops in training through :meth:`KGTask.set_train_hops`; see :mod:`symgen.trainin
 Evaluation: ``train/accuracy`` on a fixed sample of the rows in training (per curriculum stage),
 then ``id/accuracy`` and ``ood/accuracy`` (systematic; plus ``atomic_ood/accuracy``, the recall
 of OOD atomic facts, which caps OOD chains) or ``hop_k/accuracy`` per hop count (depth).
+With ``eval_loops_grid`` every pool is also scored at each listed iteration count
+(``hop_k/accuracy@r6``) and ``hop_k/accuracy`` is the best of them: a model trained with dynamic R
+is read with the inference budget that suits each depth (inference-time scaling), which is what
+its depth curriculum then advances on.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -55,6 +59,8 @@ class KGTaskConfig:
     n_eval_train: int = 1000  # fixed sample of training rows scored as train/accuracy
     eval_max_hops: int = 0  # depth: hop counts evaluated (0: max_hops)
     eval_loops: int = 0  # iterations at evaluation (0: model.n_loops)
+    # also score at each of these iteration counts; a pool's accuracy is then the best of them
+    eval_loops_grid: list[int] = field(default_factory=list)
     eval_batch: int = 1024
 
     def kg_config(self, seed: int) -> kg.KGConfig:
@@ -79,6 +85,8 @@ class KGTaskConfig:
                 raise UserError(f"task.{key} must be >= 0")
         if self.eval_batch <= 0:
             raise UserError("task.eval_batch must be positive")
+        if any(r < 1 for r in self.eval_loops_grid):
+            raise UserError(f"task.eval_loops_grid={self.eval_loops_grid}: iteration counts must be >= 1")
 
 
 @dataclass
@@ -236,4 +244,11 @@ class KGTask(Task):
 
     def evaluate(self, model: Transformer, device: torch.device) -> dict[str, float]:
         tests = {name: rows for name, rows in self.tests.items() if len(rows)}
-        return {f"{name}/accuracy": self.accuracy(model, rows, device) for name, rows in tests.items()}
+        if not self.cfg.eval_loops_grid:
+            return {f"{name}/accuracy": self.accuracy(model, rows, device) for name, rows in tests.items()}
+        metrics: dict[str, float] = {}
+        for name, rows in tests.items():
+            by_r = {r: self.accuracy(model, rows, device, r) for r in self.cfg.eval_loops_grid}
+            metrics |= {f"{name}/accuracy@r{r}": acc for r, acc in by_r.items()}
+            metrics[f"{name}/accuracy"] = max(by_r.values())
+        return metrics
