@@ -3,6 +3,7 @@ from pathlib import Path
 
 from symgen.config import dump, resolve
 from symgen.experiments.unseen import METHODS, SMOKE, UnseenSymbolsExperiment
+from symgen.tasks.horn import TARGET_ROLES
 from symgen.tasks.registry import make_task
 from symgen.training.checkpoint import atomic_save_tensors
 from symgen.training.run import build_model
@@ -53,6 +54,8 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     methods = [row[0] for row in section.tables[0].rows]
     assert set(methods) == set(METHODS) and methods.count("copy_forget") == 2  # as trained and re-drawn
     assert [row[0] for row in section.tables[1].rows] == [50, 200, 1000]
+    roles = section.tables[2]
+    assert len(roles.rows) == 2 * len(METHODS) and roles.headers[2:] == list(TARGET_ROLES)
 
     # frozen embeddings at 0.5 on all_unseen: A7.3 fails, the rest stands
     section = UnseenSymbolsExperiment().analyze("quick", runs(tmp_path / "b", 0.5), tmp_path / "fig")

@@ -119,6 +119,46 @@ def test_evaluate_scores_generated_outputs_per_scenario_and_depth():
     assert metrics["all_unseen/exact_match"] == 1.0
 
 
+class TeacherForcedOracle:
+    """Predicts every target token right except those of the roles in `miss`."""
+
+    def __init__(self, task: HornTask, records, miss: set[str]) -> None:
+        self.task, self.miss = task, miss
+        self.targets = {}
+        for r in records:
+            prompt = task.encode(task.prompt_tokens(r))
+            target = task.encode(horn.encode_target(r))
+            self.targets[tuple(prompt)] = (target, horn.target_roles(r))
+
+    def __call__(self, ids):
+        logits = torch.zeros(*ids.shape, len(self.task.vocab))
+        for row, seq in enumerate(ids.tolist()):
+            seq = [t for t in seq if t != self.task.pad_id]
+            for n_prompt in range(1, len(seq) + 1):
+                if tuple(seq[:n_prompt]) in self.targets:
+                    break
+            target, roles = self.targets[tuple(seq[:n_prompt])]
+            for i, (tok, role) in enumerate(zip(target, roles, strict=True)):
+                guess = (tok + 1) % len(self.task.vocab) if role in self.miss else tok
+                logits[row, n_prompt - 1 + i, guess] = 1
+        return SimpleNamespace(logits=logits)
+
+
+def test_token_accuracy_per_role_of_the_target_token():
+    task = make()
+    records = task.test["all_seen"]
+    for r in records:
+        assert len(horn.target_roles(r)) == len(horn.encode_target(r))
+    device = torch.device("cpu")
+    perfect = task.token_accuracy(TeacherForcedOracle(task, records, set()), records, device)
+    assert perfect["token_accuracy"] == 1.0 and perfect["token_accuracy/head"] == 1.0
+    no_heads = task.token_accuracy(TeacherForcedOracle(task, records, {"head"}), records, device)
+    assert no_heads["token_accuracy/head"] == 0.0 and no_heads["token_accuracy/answer"] == 1.0
+    n_heads = sum(len(r["proof"]) for r in records)
+    n_tokens = sum(len(horn.encode_target(r)) for r in records)
+    assert no_heads["token_accuracy"] == pytest.approx(1 - n_heads / n_tokens)
+
+
 def test_evaluate_runs_a_real_model_with_the_kv_cache():
     cfg = resolve(
         "horn-standard",

@@ -20,7 +20,7 @@ from symgen.analysis.plots import histogram_figure, line_figure
 from symgen.experiments.claims import PAPER_CLAIMS, Claim
 from symgen.experiments.metrics import curve, read_metrics
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
-from symgen.tasks.horn import SCENARIOS
+from symgen.tasks.horn import SCENARIOS, TARGET_ROLES
 from symgen.training.run import load_run, read_summary
 
 METHODS = {
@@ -128,6 +128,7 @@ class UnseenSymbolsExperiment(Experiment):
         finals = {m: _final(run_dirs[f"unseen-{m}"]) for m in METHODS}
         records = {m: read_metrics(run_dirs[f"unseen-{m}"]) for m in METHODS}
         table = self._table(finals)
+        roles = self._role_table(finals)
         figures = self._figures(records, figure_dir)
         diversity, div_figure = self._diversity(suite, run_dirs, finals["copy"], figure_dir)
         figures.append(div_figure)
@@ -146,7 +147,7 @@ class UnseenSymbolsExperiment(Experiment):
             "the model writes on all_unseen problems, the fraction copied from the problem and the "
             "fraction that are seen symbols (a model that cannot copy unseen symbols replaces them).",
         ]
-        return Section(self.title, text, figures, [table, diversity], claims)
+        return Section(self.title, text, figures, [table, diversity, roles], claims)
 
     def _table(self, finals: dict[str, dict[str, float]]) -> Table:
         headers = ["method", "view"]
@@ -173,6 +174,22 @@ class UnseenSymbolsExperiment(Experiment):
                 row.append(final.get("collapse/unseen_self_nn", float("nan")) if view == "as trained" else "")
                 rows.append(row)
         return Table(headers, rows, "Final evaluation per method and test scenario (fractions of problems).")
+
+    @staticmethod
+    def _role_table(finals: dict[str, dict[str, float]]) -> Table:
+        rows = [
+            [method, scenario]
+            + [final.get(f"eval/{scenario}/token_accuracy/{role}", float("nan")) for role in TARGET_ROLES]
+            for method, final in finals.items()
+            for scenario in ("all_seen", "all_unseen")
+        ]
+        return Table(
+            ["method", "scenario", *TARGET_ROLES],
+            rows,
+            "Where the chain of thought goes wrong: teacher-forced accuracy per role of the target token "
+            "(first_atom: which rule fires next; next_atom: the rest of its body; head: the conclusion "
+            "copied after '->'; answer: True/False; syntax: '->', '.', '<ans>', '<eos>').",
+        )
 
     def _figures(self, records: dict[str, list[dict]], figure_dir: Path) -> list[Path]:
         cos = {m: curve(r, "collapse/unseen_out_mean_cos") for m, r in records.items()}

@@ -526,6 +526,19 @@ def encode_target(record: dict[str, Any]) -> list[str]:
     return toks
 
 
+TARGET_ROLES = ("first_atom", "next_atom", "head", "answer", "syntax")
+
+
+def target_roles(record: dict[str, Any]) -> list[str]:
+    """The role of every token of `encode_target(record)`: the first body atom of a step (which
+    rule fires), a later body atom, the head (the rule's conclusion, copied after ``->``), the
+    ``True``/``False`` answer, or syntax (``-> . <ans> <eos>``)."""
+    roles: list[str] = []
+    for s in record["proof"]:
+        roles += ["first_atom"] + ["next_atom"] * (len(s["body"]) - 1) + ["syntax", "head", "syntax"]
+    return roles + ["syntax", "answer", "syntax"]
+
+
 class ParsedOutput(NamedTuple):
     proof: list[dict[str, Any]] | None  # None when the steps are malformed or the answer is missing
     answer: bool | None  # None when there is no well-formed answer

@@ -13,7 +13,8 @@ Evaluation decodes greedily with the KV cache on ``n_test`` problems per scenari
 outputs with the checker (`horn.score_output`): answer accuracy, exact match and proof validity,
 per scenario (``all_seen/exact_match``, ...) and per scenario and depth
 (``all_seen/depth2/exact_match``, ...); also the teacher-forced token accuracy on the target
-(``all_seen/token_accuracy``).
+(``all_seen/token_accuracy``) and per role of the target token (``all_seen/token_accuracy/head``:
+which rule fires, the atoms copied after it, the head copied after ``->``, the answer, syntax).
 """
 
 from __future__ import annotations
@@ -191,23 +192,31 @@ class HornTask(Task):
     @torch.no_grad()
     def token_accuracy(
         self, model: Transformer, records: list[dict[str, Any]], device: torch.device
-    ) -> float:
-        """Teacher-forced accuracy of the next-token argmax over the target tokens: more sensitive
-        than exact match while a model is still learning (one wrong atom spoils a whole output)."""
-        right, total = 0, 0
+    ) -> dict[str, float]:
+        """Teacher-forced accuracy of the next-token argmax over the target tokens, overall
+        (``token_accuracy``: more sensitive than exact match while a model is still learning) and
+        per role of the token (``token_accuracy/head``, see `horn.target_roles`): where a model
+        that is still learning goes wrong."""
+        right: dict[str, int] = {role: 0 for role in horn.TARGET_ROLES}
+        total = dict(right)
         for start in range(0, len(records), self.cfg.eval_batch_size):
-            batch = self.batch(records[start : start + self.cfg.eval_batch_size]).to(device)
-            scored = batch.targets != IGNORE
-            pred = model(batch.inputs).logits.argmax(-1)
-            right += int(((pred == batch.targets) & scored).sum())
-            total += int(scored.sum())
-        return right / max(total, 1)
+            chunk = records[start : start + self.cfg.eval_batch_size]
+            batch = self.batch(chunk).to(device)
+            hits = model(batch.inputs).logits.argmax(-1) == batch.targets
+            for row, record in enumerate(chunk):
+                columns = (batch.targets[row] != IGNORE).nonzero().flatten().tolist()
+                for column, role in zip(columns, horn.target_roles(record), strict=True):
+                    right[role] += int(hits[row, column])
+                    total[role] += 1
+        out = {"token_accuracy": sum(right.values()) / max(sum(total.values()), 1)}
+        return out | {f"token_accuracy/{r}": right[r] / total[r] for r in horn.TARGET_ROLES if total[r]}
 
     @torch.no_grad()
     def evaluate(self, model: Transformer, device: torch.device) -> dict[str, float]:
         metrics: dict[str, float] = {}
         for scenario, records in self.test.items():
-            metrics[f"{scenario}/token_accuracy"] = self.token_accuracy(model, records, device)
+            accuracy = self.token_accuracy(model, records, device)
+            metrics |= {f"{scenario}/{k}": v for k, v in accuracy.items()}
             outputs = self.generate(model, records)
             scores = [horn.score_output(r, out) for r, out in zip(records, outputs, strict=True)]
             for name in SCORES:
