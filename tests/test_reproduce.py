@@ -19,6 +19,8 @@ def test_smoke_suite_runs_every_experiment_and_fills_every_claim(tmp_path: Path)
 
     again = symgen("reproduce", "--suite", "smoke", "--only", "reverse", "--out", str(out), "--no-progress")
     assert again.returncode == 0 and "1 of 1 runs finished already" in again.stderr
+    claims = json.loads((out / "claims.json").read_text())  # the finished experiments stay reported
+    assert all(c["verdict"] in ("reproduced", "not reproduced") for c in claims)
 
 
 def test_list_names_experiments_and_runs():

@@ -197,9 +197,17 @@ def run_suite(suite: str, out: Path, only: str | None = None, jobs: int = 1, pro
     train_all(all_runs, run_root, jobs, progress)
     figure_dir.mkdir(parents=True, exist_ok=True)
 
+    # the report also covers the suite's other experiments whose runs all finished here before
+    names = {exp.name for exp in chosen}
+    reported = [
+        exp
+        for exp in select(suite, None)
+        if exp.name in names or all(is_finished(run_root / r.name) for r in exp.runs(suite))
+    ]
+    all_runs = list({r.name: r for exp in reported for r in exp.runs(suite)}.values())
     claims = default_claims()
     sections = []
-    for exp in chosen:
+    for exp in reported:
         run_dirs = {r.name: run_root / r.name for r in exp.runs(suite)}
         section = exp.analyze(suite, run_dirs, figure_dir)
         for claim in section.claims:
