@@ -1,6 +1,11 @@
 """Claim verdicts of the paper-B experiments are computed from the measured numbers."""
 
-from symgen.experiments.kg_depth import KGDepthExperiment
+from pathlib import Path
+
+import pytest
+
+from symgen.config import dump, resolve
+from symgen.experiments.kg_depth import PAPER, PAPER_DYNAMIC, KGDepthExperiment, dynamic_loops
 from symgen.experiments.kg_systematic import KGSystematicExperiment, final_accuracies
 
 
@@ -9,6 +14,16 @@ def test_b53_needs_depth_growing_with_r():
     assert KGDepthExperiment.claim({1: 0, 2: 2, 4: 1}, None, {}).verdict == "not reproduced"
     assert KGDepthExperiment.claim({2: 2, 4: 2}, None, {}).verdict == "not reproduced"
     assert KGDepthExperiment.claim({1: 0, 2: 2, 4: 4}, 2, {}).verdict == "not reproduced"  # dynamic < best R
+
+
+@pytest.mark.parametrize(
+    ("overrides", "label", "mean"),
+    [([], "clip(Poisson(5), 3, 8)", 5.05), (PAPER + PAPER_DYNAMIC, "clip(Poisson(4), 2, 8)", 4.08)],
+)
+def test_dynamic_runs_are_labelled_from_their_own_config(tmp_path: Path, overrides, label, mean):
+    (tmp_path / "config.yaml").write_text(dump(resolve("kg-depth-dynamic", overrides)))
+    got_label, got_mean = dynamic_loops(tmp_path)
+    assert got_label == label and got_mean == pytest.approx(mean, abs=0.03)
 
 
 def test_b51_needs_looped_high_and_every_vanilla_low():
