@@ -14,7 +14,9 @@ from symgen.tasks.horn import (
     encode_prompt,
     encode_target,
     generate_splits,
+    is_rule_label,
     parse_output,
+    rule_label,
     score_output,
     symbol_pools,
     vocab_groups,
@@ -134,6 +136,36 @@ def test_encoding_round_trip(splits):
             assert parsed.proof == rec["proof"]
         s = score_output(rec, prompt + target)
         assert s == {"answer_correct": True, "exact_match": True, "proof_valid": True}
+
+
+def test_labelled_encoding_names_the_rule_each_step_fires(splits):
+    vocab = build_vocab(CFG, labels=True)
+    assert vocab.group("special")[-1] == rule_label(CFG.max_rules - 1)
+    for rec in splits["train"][:300]:
+        prompt, target = encode_prompt(rec, labels=True), encode_target(rec, labels=True)
+        vocab.ids(prompt + target)
+        assert [t for t in prompt if not is_rule_label(t)] == encode_prompt(rec)
+        assert [t for t in target if not is_rule_label(t)] == encode_target(rec)
+        starts = [i for i, t in enumerate(target) if is_rule_label(t)]
+        assert len(starts) == len(rec["proof"])
+        for start, step in zip(starts, rec["proof"], strict=True):
+            # the step after its label is the span after that label in the prompt
+            n = len(step["body"]) + 3
+            at = prompt.index(target[start])
+            assert prompt[at + 1 : at + 1 + n] == target[start + 1 : start + 1 + n]
+            assert prompt[at + 1 : at + 1 + n] == step["body"] + ["->", step["head"], "."]
+        assert parse_output(target).proof == rec["proof"]
+        assert score_output(rec, target, labels=True) == dict.fromkeys(
+            ("answer_correct", "exact_match", "proof_valid"), True
+        )
+        if rec["proof"]:
+            wrong = [rule_label(CFG.max_rules) if is_rule_label(t) else t for t in target]
+            assert score_output(rec, wrong, labels=True) == {
+                "answer_correct": True,
+                "exact_match": False,
+                "proof_valid": True,
+            }
+            assert not score_output(rec, target)["exact_match"]  # the unlabelled reference differs
 
 
 def test_parse_output_survives_garbage():

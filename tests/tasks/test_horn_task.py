@@ -45,15 +45,17 @@ def test_vocabulary_is_special_then_seen_then_unseen():
     assert task.unseen_ids() == list(range(n_special + 20, n_special + 32))
 
 
-@pytest.mark.parametrize("order", ["rules_first", "facts_first"])
-def test_loss_mask_covers_exactly_the_target(order):
-    task = make(prompt_order=order)
+@pytest.mark.parametrize(
+    "order,labels", [("rules_first", False), ("facts_first", False), ("facts_first", True)]
+)
+def test_loss_mask_covers_exactly_the_target(order, labels):
+    task = make(prompt_order=order, rule_labels=labels)
     records = task.train_problems(5, 12)
     batch = task.batch(records)
     for row, rec in enumerate(records):
         scored = batch.targets[row] != IGNORE
         target = [task.vocab[i] for i in batch.targets[row][scored].tolist()]
-        assert target == horn.encode_target(rec)
+        assert target == horn.encode_target(rec, labels)
         # the scored positions are contiguous and start at the last prompt token (<cot>)
         first = int(scored.nonzero()[0])
         assert task.vocab[int(batch.inputs[row, first])] == horn.COT
@@ -127,8 +129,8 @@ class TeacherForcedOracle:
         self.targets = {}
         for r in records:
             prompt = task.encode(task.prompt_tokens(r))
-            target = task.encode(horn.encode_target(r))
-            self.targets[tuple(prompt)] = (target, horn.target_roles(r))
+            target = task.encode(horn.encode_target(r, task.labels))
+            self.targets[tuple(prompt)] = (target, horn.target_roles(r, task.labels))
 
     def __call__(self, ids):
         logits = torch.zeros(*ids.shape, len(self.task.vocab))
@@ -144,19 +146,22 @@ class TeacherForcedOracle:
         return SimpleNamespace(logits=logits)
 
 
-def test_token_accuracy_per_role_of_the_target_token():
-    task = make()
+@pytest.mark.parametrize("labels", [False, True])
+def test_token_accuracy_per_role_of_the_target_token(labels):
+    task = make(rule_labels=labels)
     records = task.test["all_seen"]
     for r in records:
-        assert len(horn.target_roles(r)) == len(horn.encode_target(r))
+        assert len(horn.target_roles(r, labels)) == len(horn.encode_target(r, labels))
     device = torch.device("cpu")
     perfect = task.token_accuracy(TeacherForcedOracle(task, records, set()), records, device)
     assert perfect["token_accuracy"] == 1.0 and perfect["token_accuracy/head"] == 1.0
-    no_heads = task.token_accuracy(TeacherForcedOracle(task, records, {"head"}), records, device)
-    assert no_heads["token_accuracy/head"] == 0.0 and no_heads["token_accuracy/answer"] == 1.0
-    n_heads = sum(len(r["proof"]) for r in records)
-    n_tokens = sum(len(horn.encode_target(r)) for r in records)
-    assert no_heads["token_accuracy"] == pytest.approx(1 - n_heads / n_tokens)
+    assert ("token_accuracy/rule" in perfect) == labels
+    miss = "rule" if labels else "head"
+    missed = task.token_accuracy(TeacherForcedOracle(task, records, {miss}), records, device)
+    assert missed[f"token_accuracy/{miss}"] == 0.0 and missed["token_accuracy/answer"] == 1.0
+    n_missed = sum(len(r["proof"]) for r in records)
+    n_tokens = sum(len(horn.encode_target(r, labels)) for r in records)
+    assert missed["token_accuracy"] == pytest.approx(1 - n_missed / n_tokens)
 
 
 def test_evaluate_runs_a_real_model_with_the_kv_cache():
@@ -174,8 +179,31 @@ def test_evaluate_runs_a_real_model_with_the_kv_cache():
 
 
 @pytest.mark.parametrize(
-    "bad", [dict(n_test=0), dict(max_rules=1), dict(n_unseen=2), dict(eval_batch_size=0), dict(n_train=-1)]
+    "bad",
+    [
+        dict(n_test=0),
+        dict(max_rules=1),
+        dict(n_unseen=2),
+        dict(eval_batch_size=0),
+        dict(n_train=-1),
+        dict(grow_steps=-1),
+        dict(grow_steps=10, n_train=40),
+    ],
 )
 def test_invalid_settings_are_user_errors(bad):
     with pytest.raises(UserError):
         HornTaskConfig(**(SMALL | bad)).validate()
+
+
+def test_size_curriculum_grows_problems_to_full_size():
+    task = make(grow_steps=100, max_rules=4, max_facts=3)
+    first, middle, full = (task.train_problems(step, 32) for step in (0, 60, 100))
+    assert {r["depth"] for r in first} == {1} and {len(r["rules"]) for r in first} == {2}
+    assert max(len(r["facts"]) for r in first) == 2
+    assert {r["depth"] for r in middle} == {1, 2} and max(len(r["rules"]) for r in middle) == 3
+    assert {r["depth"] for r in full} == {1, 2} and max(len(r["rules"]) for r in full) == 4
+    assert max(len(r["facts"]) for r in full) == 3
+    # the curriculum does not change the problems after it, nor the test problems
+    plain = make(max_rules=4, max_facts=3)
+    assert plain.train_problems(100, 32) == full
+    assert plain.test == task.test

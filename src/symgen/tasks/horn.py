@@ -205,14 +205,16 @@ def symbol_pools(cfg: HornConfig) -> tuple[list[str], list[str]]:
     return [f"v{i}" for i in seen], [f"v{i}" for i in unseen]
 
 
-def vocab_groups(cfg: HornConfig) -> dict[str, list[str]]:
+def vocab_groups(cfg: HornConfig, labels: bool = False) -> dict[str, list[str]]:
     seen, unseen = symbol_pools(cfg)
-    return {"special": list(SPECIAL_TOKENS), "seen": seen, "unseen": unseen}
+    special = list(SPECIAL_TOKENS) + [rule_label(i) for i in range(cfg.max_rules)] * labels
+    return {"special": special, "seen": seen, "unseen": unseen}
 
 
-def build_vocab(cfg: HornConfig) -> Vocab:
-    """Special tokens, then seen symbols, then unseen symbols; groups of the same names."""
-    groups = vocab_groups(cfg)
+def build_vocab(cfg: HornConfig, labels: bool = False) -> Vocab:
+    """Special tokens (with `labels`, the rule labels too), then seen symbols, then unseen
+    symbols; groups of the same names."""
+    groups = vocab_groups(cfg, labels)
     return Vocab(groups["special"] + groups["seen"] + groups["unseen"], groups)
 
 
@@ -496,10 +498,30 @@ def generate_splits(cfg: HornConfig) -> dict[str, list[dict[str, Any]]]:
 # ---------------------------------------------------------------------------------------------
 # encoding, parsing, scoring
 # ---------------------------------------------------------------------------------------------
-def encode_prompt(record: dict[str, Any]) -> list[str]:
-    """``<bos> body -> head . ... facts: f ... ? q <cot>``."""
+def rule_label(index: int) -> str:
+    """The token that names the rule at `index` (context order) when rules are labelled."""
+    return f"<r{index}>"
+
+
+def is_rule_label(token: str) -> bool:
+    return token.startswith("<r") and token.endswith(">") and token[2:-1].isdigit()
+
+
+def rule_index(record: dict[str, Any], step: dict[str, Any]) -> int:
+    """Position in context order of the rule a proof step fires (the first equal one)."""
+    for i, r in enumerate(record["rules"]):
+        if r["head"] == step["head"] and list(r["body"]) == list(step["body"]):
+            return i
+    raise ValueError(f"proof step {step} is not a rule of the problem")
+
+
+def encode_prompt(record: dict[str, Any], labels: bool = False) -> list[str]:
+    """``<bos> body -> head . ... facts: f ... ? q <cot>``; with `labels` every rule starts with
+    its label, ``<r0> body -> head . <r1> ...``."""
     toks = [BOS]
-    for r in record["rules"]:
+    for i, r in enumerate(record["rules"]):
+        if labels:
+            toks.append(rule_label(i))
         toks.extend(r["body"])
         toks.append(ARROW)
         toks.append(r["head"])
@@ -512,10 +534,13 @@ def encode_prompt(record: dict[str, Any]) -> list[str]:
     return toks
 
 
-def encode_target(record: dict[str, Any]) -> list[str]:
-    """``body -> head . ... <ans> True|False <eos>``."""
+def encode_target(record: dict[str, Any], labels: bool = False) -> list[str]:
+    """``body -> head . ... <ans> True|False <eos>``; with `labels` every step starts with the
+    label of the rule it fires, so the rest of the step is a copy of the span after that label."""
     toks: list[str] = []
     for s in record["proof"]:
+        if labels:
+            toks.append(rule_label(rule_index(record, s)))
         toks.extend(s["body"])
         toks.append(ARROW)
         toks.append(s["head"])
@@ -526,16 +551,18 @@ def encode_target(record: dict[str, Any]) -> list[str]:
     return toks
 
 
-TARGET_ROLES = ("first_atom", "next_atom", "head", "answer", "syntax")
+TARGET_ROLES = ("rule", "first_atom", "next_atom", "head", "answer", "syntax")
 
 
-def target_roles(record: dict[str, Any]) -> list[str]:
-    """The role of every token of `encode_target(record)`: the first body atom of a step (which
-    rule fires), a later body atom, the head (the rule's conclusion, copied after ``->``), the
+def target_roles(record: dict[str, Any], labels: bool = False) -> list[str]:
+    """The role of every token of `encode_target(record, labels)`: the rule label (which rule
+    fires, when rules are labelled), the first body atom of a step (which rule fires, otherwise),
+    a later body atom, the head (the rule's conclusion, copied after ``->``), the
     ``True``/``False`` answer, or syntax (``-> . <ans> <eos>``)."""
     roles: list[str] = []
     for s in record["proof"]:
-        roles += ["first_atom"] + ["next_atom"] * (len(s["body"]) - 1) + ["syntax", "head", "syntax"]
+        roles += ["rule"] * labels + ["first_atom"] + ["next_atom"] * (len(s["body"]) - 1)
+        roles += ["syntax", "head", "syntax"]
     return roles + ["syntax", "answer", "syntax"]
 
 
@@ -554,8 +581,9 @@ def _generated_part(tokens: list[str]) -> list[str]:
 
 
 def parse_output(tokens: list[str]) -> ParsedOutput:
-    """Parse generated tokens (anything after the last ``<cot>``; stops at the first ``<eos>``)."""
-    toks = _generated_part(tokens)
+    """Parse generated tokens (anything after the last ``<cot>``; stops at the first ``<eos>``).
+    Rule labels are skipped: a proof is judged by the rules it writes out."""
+    toks = [t for t in _generated_part(tokens) if not is_rule_label(t)]
     if toks and toks[-1] == EOS:
         toks = toks[:-1]
     if ANS not in toks:
@@ -587,13 +615,13 @@ def parse_output(tokens: list[str]) -> ParsedOutput:
     return ParsedOutput(proof, answer)
 
 
-def score_output(record: dict[str, Any], tokens: list[str]) -> dict[str, bool]:
+def score_output(record: dict[str, Any], tokens: list[str], labels: bool = False) -> dict[str, bool]:
     """``answer_correct``, ``exact_match`` (the generated part equals ``encode_target``) and
     ``proof_valid`` (the generated proof checks out against the problem, even if it differs from
     the reference, and the answer is correct)."""
     parsed = parse_output(tokens)
     answer_correct = parsed.answer is not None and parsed.answer == record["label"]
-    exact = _generated_part(tokens) == encode_target(record)
+    exact = _generated_part(tokens) == encode_target(record, labels)
     proof_valid = bool(
         answer_correct
         and parsed.proof is not None

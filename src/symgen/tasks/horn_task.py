@@ -19,6 +19,7 @@ which rule fires, the atoms copied after it, the head copied after ``->``, the a
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +58,8 @@ class HornTaskConfig:
     eval_batch_size: int = 200
     max_new_tokens: int = 0  # 0: the longest possible target
     prompt_order: str = "rules_first"  # rules_first: horn.encode_prompt; facts_first: facts and query first
+    rule_labels: bool = False  # a label token starts every rule, and every proof step names its rule
+    grow_steps: int = 0  # size curriculum: problems grow from depth 1, 2 rules to full size over these steps
 
     def validate(self) -> None:
         if self.name != "horn":
@@ -72,6 +75,10 @@ class HornTaskConfig:
             raise UserError(f"task.prompt_order={self.prompt_order!r}: allowed are {allowed}")
         if self.n_train < 0:
             raise UserError(f"task.n_train={self.n_train} must be >= 0 (0: fresh problems every step)")
+        if self.grow_steps < 0:
+            raise UserError(f"task.grow_steps={self.grow_steps} must be >= 0 (0: full size throughout)")
+        if self.grow_steps and self.n_train:
+            raise UserError("task.grow_steps needs fresh problems every step (task.n_train=0)")
         try:
             self.horn_config(0).validate()
         except UserError as e:
@@ -80,12 +87,25 @@ class HornTaskConfig:
     def horn_config(self, seed: int) -> horn.HornConfig:
         return generator_config(horn.HornConfig, self, seed=seed)
 
+    def sizes_at(self, step: int) -> dict[str, int]:
+        """Problem sizes of the size curriculum at a training step: depth, rules and facts grow
+        linearly from (1, 2, min_facts) to the configured maxima over `grow_steps`; full size after."""
+        f = 1.0 if step >= self.grow_steps else step / self.grow_steps
+        depth = 1 + int(f * (self.max_depth - 1) + 0.5)
+        rules = max(depth + 1, 2 + int(f * (self.max_rules - 2) + 0.5))
+        return {
+            "max_depth": depth,
+            "max_rules": rules,
+            "min_rules": min(self.min_rules, rules),
+            "max_facts": self.min_facts + int(f * (self.max_facts - self.min_facts) + 0.5),
+        }
+
     def max_target_tokens(self) -> int:
-        """A proof fires each rule at most once: steps of `body -> head .`, then `<ans> X <eos>`."""
-        return self.max_rules * (self.max_body + 3) + 3
+        """A proof fires each rule at most once: steps of `[label] body -> head .`, then `<ans> X <eos>`."""
+        return self.max_rules * (self.max_body + 3 + self.rule_labels) + 3
 
     def max_prompt_tokens(self) -> int:
-        return 1 + self.max_rules * (self.max_body + 3) + 1 + self.max_facts + 4
+        return 1 + self.max_rules * (self.max_body + 3 + self.rule_labels) + 1 + self.max_facts + 4
 
 
 class HornTask(Task):
@@ -93,7 +113,8 @@ class HornTask(Task):
         cfg.validate()
         self.cfg, self.seed = cfg, seed
         self.hcfg = cfg.horn_config(seed)
-        self.vocabulary = horn.build_vocab(self.hcfg)
+        self.labels = cfg.rule_labels
+        self.vocabulary = horn.build_vocab(self.hcfg, self.labels)
         self.vocab = self.vocabulary.all_tokens
         self._id = {t: i for i, t in enumerate(self.vocab)}
         self.pad_id, self.eos_id = self._id[horn.PAD], self._id[horn.EOS]
@@ -120,7 +141,7 @@ class HornTask(Task):
         """`horn.encode_prompt`, or with `facts_first` the same tokens with the facts and the query
         moved before the rules: `<bos> facts: f ... ? q . b1 b2 -> h . ... <cot>`. Under causal
         attention every rule then sees which atoms are known; the chain of thought is unchanged."""
-        tokens = horn.encode_prompt(record)
+        tokens = horn.encode_prompt(record, self.labels)
         if self.cfg.prompt_order == "rules_first":
             return tokens
         cut = tokens.index(horn.FACTS)
@@ -135,14 +156,17 @@ class HornTask(Task):
             idx = epoch_indices(len(self.train_records), batch_size, step, self.seed)
             return [self.train_records[i] for i in idx]
         rng = random.Random(f"symgen-horn-task:{self.seed}:train:{step}")
-        return horn._generate(self.hcfg, batch_size, rng, "train", self.seen_pool, None, self._test_keys)
+        hcfg = self.hcfg
+        if step < self.cfg.grow_steps:
+            hcfg = dataclasses.replace(hcfg, **self.cfg.sizes_at(step))
+        return horn._generate(hcfg, batch_size, rng, "train", self.seen_pool, None, self._test_keys)
 
     def sequences(self, records: list[dict[str, Any]]) -> tuple[list[list[int]], list[int]]:
         """Token ids of prompt + target, and the length of each prompt."""
         rows, prompt_lengths = [], []
         for r in records:
             prompt = self.encode(self.prompt_tokens(r))
-            rows.append(prompt + self.encode(horn.encode_target(r)))
+            rows.append(prompt + self.encode(horn.encode_target(r, self.labels)))
             prompt_lengths.append(len(prompt))
         return rows, prompt_lengths
 
@@ -177,12 +201,12 @@ class HornTask(Task):
         """Where the generated atoms come from: `atoms_in_prompt`, the fraction that occur in the
         problem (copied from the context), and `atoms_seen_pool`, the fraction that are seen
         symbols (on unseen problems: symbols the model replaced the unseen ones with)."""
-        seen = set(self.seen_pool)
+        seen, symbols = set(self.seen_pool), set(self.seen_pool) | set(self.unseen_pool)
         n_atoms = in_prompt = from_seen = 0
         for record, output in zip(records, outputs, strict=True):
             context = set(horn.encode_prompt(record))
             for token in output:
-                if token in self._id and self._id[token] >= len(horn.SPECIAL_TOKENS):
+                if token in symbols:
                     n_atoms += 1
                     in_prompt += token in context
                     from_seen += token in seen
@@ -205,7 +229,7 @@ class HornTask(Task):
             hits = model(batch.inputs).logits.argmax(-1) == batch.targets
             for row, record in enumerate(chunk):
                 columns = (batch.targets[row] != IGNORE).nonzero().flatten().tolist()
-                for column, role in zip(columns, horn.target_roles(record), strict=True):
+                for column, role in zip(columns, horn.target_roles(record, self.labels), strict=True):
                     right[role] += int(hits[row, column])
                     total[role] += 1
         out = {"token_accuracy": sum(right.values()) / max(sum(total.values()), 1)}
@@ -218,7 +242,7 @@ class HornTask(Task):
             accuracy = self.token_accuracy(model, records, device)
             metrics |= {f"{scenario}/{k}": v for k, v in accuracy.items()}
             outputs = self.generate(model, records)
-            scores = [horn.score_output(r, out) for r, out in zip(records, outputs, strict=True)]
+            scores = [horn.score_output(r, out, self.labels) for r, out in zip(records, outputs, strict=True)]
             for name in SCORES:
                 metrics[f"{scenario}/{name}"] = float(np.mean([s[_SCORE_KEYS[name]] for s in scores]))
             metrics |= {f"{scenario}/{k}": v for k, v in self.atom_sources(records, outputs).items()}
