@@ -31,7 +31,7 @@ METHODS = {
     "forget_temporary": "horn-forget-temporary",
     "copy_forget_temporary": "horn-copy-forget-temporary",
 }
-DIVERSITY = {"smoke": [12], "quick": [50, 1000], "paper": [26, 100, 10000]}
+DIVERSITY = {"smoke": [12], "quick": [50], "paper": [26, 100, 10000]}
 MAIN_SEEN = {"smoke": 20, "quick": 200, "paper": 1000}
 
 SMOKE = [
@@ -46,7 +46,7 @@ SMOKE = [
     "task.max_new_tokens=16",
     "model.d_model=32",
     "model.n_heads=2",
-    "model.n_layers=3",
+    "model.n_layers=4",
     "train.batch_size=8",
     "train.steps=12",
     "train.warmup_steps=2",
@@ -136,8 +136,12 @@ class UnseenSymbolsExperiment(Experiment):
             figures.append(self._cosine_histogram(run_dirs, figure_dir))
         claims = self._claims(finals, diversity)
         text = [
+            "Every rule of a problem starts with a label token and every proof step with the label of the "
+            "rule it fires (task.rule_labels): choosing the rule is the reasoning, and the rest of the step "
+            "copies the atoms of that rule, seen or unseen, out of the context.",
             "Greedy decoding with the KV cache on held-out problems of each scenario; exact match = the "
-            "whole chain of thought and answer equal the reference; proof valid = the generated proof "
+            "whole chain of thought (labels included) and answer equal the reference; proof valid = the "
+            "generated proof "
             "checks out and the answer is right; token acc = teacher-forced next-token accuracy on the "
             "reference chain of thought and answer. Runs with active forgetting are also evaluated with the "
             "unseen rows re-drawn from the initialization just before the test (rows 're-drawn').",
@@ -187,7 +191,8 @@ class UnseenSymbolsExperiment(Experiment):
             ["method", "scenario", *TARGET_ROLES],
             rows,
             "Where the chain of thought goes wrong: teacher-forced accuracy per role of the target token "
-            "(first_atom: which rule fires next; next_atom: the rest of its body; head: the conclusion "
+            "(rule: the label of the rule that fires next; first_atom: its first body atom (which rule "
+            "fires, when rules are not labelled); next_atom: the rest of its body; head: the conclusion "
             "copied after '->'; answer: True/False; syntax: '->', '.', '<ans>', '<eos>').",
         )
 
