@@ -141,10 +141,10 @@ class UnseenSymbolsExperiment(Experiment):
             "copies the atoms of that rule, seen or unseen, out of the context.",
             "Greedy decoding with the KV cache on held-out problems of each scenario; exact match = the "
             "whole chain of thought (labels included) and answer equal the reference; proof valid = the "
-            "generated proof "
-            "checks out and the answer is right; token acc = teacher-forced next-token accuracy on the "
-            "reference chain of thought and answer. Runs with active forgetting are also evaluated with the "
-            "unseen rows re-drawn from the initialization just before the test (rows 're-drawn').",
+            "generated proof checks out and the answer is right; token acc = teacher-forced next-token "
+            "accuracy on the reference chain of thought and answer. Runs with active forgetting are also "
+            "evaluated with the unseen rows re-drawn from the initialization just before the test (rows "
+            "'re-drawn').",
             "Unseen-row cosine: mean pairwise cosine of the unseen symbols' unembedding rows at the end "
             "of training; self-NN: fraction of unseen symbols whose best-scoring unseen unembedding row "
             "(dot product with its own embedding) is its own. Atoms in prompt / seen pool: of the symbols "

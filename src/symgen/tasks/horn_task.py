@@ -113,7 +113,6 @@ class HornTask(Task):
         cfg.validate()
         self.cfg, self.seed = cfg, seed
         self.hcfg = cfg.horn_config(seed)
-        self.labels = cfg.rule_labels
         self.vocabulary = horn.build_vocab(self.hcfg, self.labels)
         self.vocab = self.vocabulary.all_tokens
         self._id = {t: i for i, t in enumerate(self.vocab)}
@@ -126,6 +125,11 @@ class HornTask(Task):
         self.max_new_tokens = cfg.max_new_tokens or cfg.max_target_tokens()
 
     # ---------------------------------------------------------------- vocabulary
+    @property
+    def labels(self) -> bool:
+        """Whether rules and proof steps carry rule labels (`task.rule_labels`)."""
+        return self.cfg.rule_labels
+
     @property
     def max_seq_len(self) -> int:
         return self.cfg.max_prompt_tokens() + self.cfg.max_target_tokens()
