@@ -22,19 +22,43 @@ SMALL = [
 ]
 
 
-def test_reserved_tokens_never_occur_in_pretraining_and_are_all_a_finetune_uses():
-    pre = make_task(resolve("transfer-pretrain").task, 0)
+def _symbols(task, batch) -> set[int]:
+    """Ids of the words and reserved tokens in a batch (not the special or Horn tokens)."""
+    ids = set(batch.inputs.flatten().tolist())
+    return ids & (set(task.seen_ids()) | set(task.unseen_ids()))
+
+
+@pytest.mark.parametrize("problem", ["reverse", "horn"])
+def test_reserved_tokens_never_occur_in_pretraining_and_are_all_a_finetune_uses(problem: str):
+    kind = [f"task.problem={problem}"]
+    pre = make_task(resolve("transfer-pretrain", kind).task, 0)
     reserved = set(pre.unseen_ids())
     for step in range(5):
         assert not reserved & set(pre.train_batch(step, 32).inputs.flatten().tolist())
-    ft = make_task(resolve("transfer-finetune", ["task.symbols=reserved", "task.n_symbols=10"]).task, 0)
-    symbols = {t for t in ft.train_batch(0, 64).inputs.flatten().tolist() if t >= 4}
+    reserved_cfg = resolve("transfer-finetune", [*kind, "task.symbols=reserved", "task.n_symbols=10"])
+    ft = make_task(reserved_cfg.task, 0)
+    symbols = _symbols(ft, ft.train_batch(0, 64))
     assert symbols and symbols <= set(ft.unseen_ids()[:10])
-    ordinary = make_task(resolve("transfer-finetune", ["task.symbols=ordinary"]).task, 0)
-    ft_words = {t for t in ordinary.train_batch(0, 64).inputs.flatten().tolist() if t >= 4}
-    pretrain_words = {t for t in pre.pretrain_reverse.train_batch(0, 64).inputs.flatten().tolist() if t >= 4}
+    ordinary = make_task(resolve("transfer-finetune", [*kind, "task.symbols=ordinary"]).task, 0)
+    ft_words = _symbols(ordinary, ordinary.train_batch(0, 64))
+    pretrain_words = _symbols(pre, pre.pretrain_problems.train_batch(0, 64))
     assert ft_words <= set(ordinary.seen_ids()) and pretrain_words <= set(pre.seen_ids())
-    assert ft_words and pretrain_words and not ft_words & pretrain_words  # words never reversed before
+    assert ft_words and pretrain_words and not ft_words & pretrain_words  # words never used as variables
+
+
+def test_horn_finetune_scores_held_out_problems_over_its_symbols(tmp_path: Path):
+    cfg = resolve("transfer-finetune", [*SMALL, "task.problem=horn", "task.horn.n_test=8", "train.steps=2"])
+    task = make_task(cfg.task, cfg.seed)
+    assert all(t in task.vocab for t in ("->", "<cot>", "<ans>"))
+    held_out = task.problems.test["all_seen"]
+    assert len(held_out) == 8 and all(r["query"].startswith("<unused") for r in held_out)
+    metrics = train_run(cfg, tmp_path / "ft", progress=False)["final"]
+    assert 0.0 <= metrics["eval/exact_match"] <= 1.0 and "eval/token_accuracy/rule" in metrics
+
+
+def test_bad_problem_is_a_user_error():
+    with pytest.raises(UserError, match="task.problem"):
+        resolve("transfer-pretrain", ["task.problem=sudoku"]).task.validate()
 
 
 def test_finetune_starts_from_the_pretrained_weights_and_repair_spreads_only_reserved_rows(tmp_path: Path):

@@ -3,9 +3,10 @@ slower than from ordinary or repaired rows.
 
 Two parts. (1) A real checkpoint: `symgen tokens scan gemma-3-270m` (when its package is
 installed) puts Gemma 3's `<unusedN>` rows beside the paper's 0.78 for Gemma 3 1B. (2) At CPU
-scale: a small model pretrained without its reserved tokens, then three fine-tunes of a copying
-task whose symbols are the collapsed reserved tokens, ordinary words, or the reserved tokens
-repaired (re-initialized like `symgen tokens repair`); steps to 90 % exact match for each.
+scale: a small model pretrained without its reserved tokens, then three fine-tunes of the problems
+it learned in pretraining (Horn-clause problems or reversal, `task.problem` of the recipes) whose
+symbols are the collapsed reserved tokens, ordinary words, or the reserved tokens repaired
+(re-initialized like `symgen tokens repair`); steps to 90 % held-out exact match for each.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ SMOKE = [
     "model.d_model=32",
     "model.n_heads=2",
     "task.n_test=64",
+    "task.horn.n_test=16",
     "train.eval_every=10",
     "train.checkpoint_every=20",
 ]
@@ -78,7 +80,7 @@ class TransferExperiment(Experiment):
         table = Table(
             ["fine-tuned symbols", f"steps to {TARGET:.0%}", "steps run", "final exact match"],
             rows,
-            "Fine-tuning reversal from the same pretrained model",
+            "Fine-tuning from the same pretrained model",
         )
         scan = _scan_gemma(figure_dir)
         section = Section(self.title, [], [figure], [table])

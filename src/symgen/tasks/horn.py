@@ -473,26 +473,28 @@ def _generate(
     return out
 
 
-def generate_splits(cfg: HornConfig) -> dict[str, list[dict[str, Any]]]:
-    """``train``, ``test_all_seen``, ``test_query_unseen``, ``test_all_unseen``: a pure function of cfg."""
+def generate_splits(
+    cfg: HornConfig,
+    pools: tuple[list[str], list[str]] | None = None,
+    scenarios: tuple[str, ...] = SCENARIOS,
+) -> dict[str, list[dict[str, Any]]]:
+    """``train`` and ``test_<scenario>`` for each of `scenarios`: a pure function of its arguments.
+    `pools` (seen, unseen) replaces `symbol_pools(cfg)` when another task supplies the symbols."""
     cfg.validate()
-    seen, unseen = symbol_pools(cfg)
+    seen, unseen = pools or symbol_pools(cfg)
 
     def rng(name: str) -> random.Random:
         return random.Random(f"symgen-horn:{cfg.seed}:{name}")
 
     train = _generate(cfg, cfg.n_train, rng("train"), "train", seen, None, set())
     train_keys = {canonical_key(r) for r in train}
-    return {
-        "train": train,
-        "test_all_seen": _generate(cfg, cfg.n_test, rng("all_seen"), "all_seen", seen, None, train_keys),
-        "test_query_unseen": _generate(
-            cfg, cfg.n_test, rng("query_unseen"), "query_unseen", seen, unseen, train_keys
-        ),
-        "test_all_unseen": _generate(
-            cfg, cfg.n_test, rng("all_unseen"), "all_unseen", unseen, None, train_keys
-        ),
-    }
+    # scenario -> (symbols of the problem, symbols of the query)
+    sources = {"all_seen": (seen, None), "query_unseen": (seen, unseen), "all_unseen": (unseen, None)}
+    splits = {"train": train}
+    for s in scenarios:
+        pool, query_pool = sources[s]
+        splits[f"test_{s}"] = _generate(cfg, cfg.n_test, rng(s), s, pool, query_pool, train_keys)
+    return splits
 
 
 # ---------------------------------------------------------------------------------------------

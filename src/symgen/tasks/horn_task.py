@@ -108,19 +108,33 @@ class HornTaskConfig:
         return 1 + self.max_rules * (self.max_body + 3 + self.rule_labels) + 1 + self.max_facts + 4
 
 
+@dataclass(frozen=True)
+class SymbolLayout:
+    """The symbols of a Horn task that another task hosts (the transfer task's fine-tunes): the
+    host's vocabulary, which holds the Horn special tokens and rule labels, the symbols of training
+    problems (`seen`), those of the unseen scenarios, and which test scenarios to keep."""
+
+    vocab: list[str]
+    seen: list[str]
+    unseen: list[str]
+    scenarios: tuple[str, ...] = horn.SCENARIOS
+
+
 class HornTask(Task):
-    def __init__(self, cfg: HornTaskConfig, seed: int) -> None:
+    def __init__(self, cfg: HornTaskConfig, seed: int, layout: SymbolLayout | None = None) -> None:
         cfg.validate()
         self.cfg, self.seed = cfg, seed
         self.hcfg = cfg.horn_config(seed)
-        self.vocabulary = horn.build_vocab(self.hcfg, self.labels)
-        self.vocab = self.vocabulary.all_tokens
+        if layout is None:
+            seen, unseen = horn.symbol_pools(self.hcfg)
+            layout = SymbolLayout(horn.build_vocab(self.hcfg, self.labels).all_tokens, seen, unseen)
+        self.vocab = layout.vocab
         self._id = {t: i for i, t in enumerate(self.vocab)}
         self.pad_id, self.eos_id = self._id[horn.PAD], self._id[horn.EOS]
-        self.seen_pool, self.unseen_pool = horn.symbol_pools(self.hcfg)
-        splits = horn.generate_splits(self.hcfg)
+        self.seen_pool, self.unseen_pool = layout.seen, layout.unseen
+        splits = horn.generate_splits(self.hcfg, (layout.seen, layout.unseen), layout.scenarios)
         self.train_records = splits["train"]
-        self.test = {s: splits[f"test_{s}"] for s in horn.SCENARIOS}
+        self.test = {s: splits[f"test_{s}"] for s in layout.scenarios}
         self._test_keys = {horn.canonical_key(r) for r in self.test["all_seen"]}
         self.max_new_tokens = cfg.max_new_tokens or cfg.max_target_tokens()
 
@@ -136,10 +150,10 @@ class HornTask(Task):
 
     def unseen_ids(self) -> list[int]:
         """Rows of symbols that never occur in training (collapse diagnostics, interventions)."""
-        return self.vocabulary.group_ids("unseen")
+        return self.encode(self.unseen_pool)
 
     def seen_ids(self) -> list[int]:
-        return self.vocabulary.group_ids("seen")
+        return self.encode(self.seen_pool)
 
     def prompt_tokens(self, record: dict[str, Any]) -> list[str]:
         """`horn.encode_prompt`, or with `facts_first` the same tokens with the facts and the query
