@@ -43,8 +43,9 @@ class TransferExperiment(Experiment):
     def runs(self, suite: str) -> list[RunSpec]:
         pre = ["train.steps=40", *SMOKE] if suite == "smoke" else []
         ft = ["train.steps=40", *SMOKE] if suite == "smoke" else []
-        if suite == "paper":  # a wider model and longer runs; Gemma itself is fine-tuned outside this suite
-            pre = ft = ["model.d_model=512", "model.n_heads=8", "model.n_layers=4"]
+        if suite == "paper":  # Horn problems, a wider model; Gemma itself: `symgen tokens finetune`
+            pre = ft = ["task.problem=horn", "model.d_model=512", "model.n_heads=8", "model.n_layers=4"]
+            pre, ft = [*pre, "model.positions=rotary", "train.steps=20000"], [*ft, "model.positions=rotary"]
         specs = [RunSpec("transfer-pretrain", "transfer-pretrain", pre)]
         for name, (_, overrides) in CONDITIONS.items():
             init = "train.init_from={runs}/transfer-pretrain"
