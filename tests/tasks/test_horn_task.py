@@ -74,6 +74,24 @@ def test_facts_first_prompt_holds_the_same_tokens_with_facts_and_query_before_th
     assert len(tokens) <= task.cfg.max_prompt_tokens()
 
 
+def test_label_at_end_closes_every_rule_with_its_own_label_and_leaves_the_target_alone():
+    plain = make(prompt_order="facts_first", rule_labels=True)
+    task = make(prompt_order="facts_first", rule_labels=True, label_at_end=True)
+    rec = task.test["all_seen"][0]
+    tokens = task.prompt_tokens(rec)
+    rules = " ".join(tokens[tokens.index(horn.QMARK) + 3 : -1]).split(" . ")
+    assert len(rules) == len(rec["rules"])
+    for i, rule in enumerate(rules):
+        words = rule.removesuffix(" .").split()
+        assert words[0] == words[-1] == horn.rule_label(i) and words[-2] == rec["rules"][i]["head"]
+    assert [t for t in tokens if not horn.is_rule_label(t)] == [
+        t for t in plain.prompt_tokens(rec) if not horn.is_rule_label(t)
+    ]
+    assert len(tokens) <= task.cfg.max_prompt_tokens()
+    with pytest.raises(UserError, match="rule_labels"):
+        HornTaskConfig(**(SMALL | dict(label_at_end=True))).validate()
+
+
 def test_batches_are_a_pure_function_of_seed_and_step_and_avoid_test_problems():
     a, b = make(), make()
     assert torch.equal(a.train_batch(7, 8).inputs, b.train_batch(7, 8).inputs)

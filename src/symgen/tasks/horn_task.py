@@ -59,6 +59,7 @@ class HornTaskConfig:
     max_new_tokens: int = 0  # 0: the longest possible target
     prompt_order: str = "rules_first"  # rules_first: horn.encode_prompt; facts_first: facts and query first
     rule_labels: bool = False  # a label token starts every rule, and every proof step names its rule
+    label_at_end: bool = False  # with rule_labels: the label also closes its rule, `<r0> b -> h <r0> .`
     grow_steps: int = 0  # size curriculum: problems grow from depth 1, 2 rules to full size over these steps
 
     def validate(self) -> None:
@@ -77,6 +78,8 @@ class HornTaskConfig:
             raise UserError(f"task.n_train={self.n_train} must be >= 0 (0: fresh problems every step)")
         if self.grow_steps < 0:
             raise UserError(f"task.grow_steps={self.grow_steps} must be >= 0 (0: full size throughout)")
+        if self.label_at_end and not self.rule_labels:
+            raise UserError("task.label_at_end needs task.rule_labels=true")
         if self.grow_steps and self.n_train:
             raise UserError("task.grow_steps needs fresh problems every step (task.n_train=0)")
         try:
@@ -105,7 +108,8 @@ class HornTaskConfig:
         return self.max_rules * (self.max_body + 3 + self.rule_labels) + 3
 
     def max_prompt_tokens(self) -> int:
-        return 1 + self.max_rules * (self.max_body + 3 + self.rule_labels) + 1 + self.max_facts + 4
+        per_rule = self.max_body + 3 + self.rule_labels * (1 + self.label_at_end)
+        return 1 + self.max_rules * per_rule + 1 + self.max_facts + 4
 
 
 @dataclass(frozen=True)
@@ -118,6 +122,20 @@ class SymbolLayout:
     seen: list[str]
     unseen: list[str]
     scenarios: tuple[str, ...] = horn.SCENARIOS
+
+
+def _repeat_labels(tokens: list[str]) -> list[str]:
+    """`<r0> b -> h .` -> `<r0> b -> h <r0> .` for every labelled rule."""
+    out: list[str] = []
+    label = None
+    for t in tokens:
+        if horn.is_rule_label(t):
+            label = t
+        elif t == horn.DOT and label is not None:
+            out.append(label)
+            label = None
+        out.append(t)
+    return out
 
 
 class HornTask(Task):
@@ -158,8 +176,12 @@ class HornTask(Task):
     def prompt_tokens(self, record: dict[str, Any]) -> list[str]:
         """`horn.encode_prompt`, or with `facts_first` the same tokens with the facts and the query
         moved before the rules: `<bos> facts: f ... ? q . b1 b2 -> h . ... <cot>`. Under causal
-        attention every rule then sees which atoms are known; the chain of thought is unchanged."""
+        attention every rule then sees which atoms are known; the chain of thought is unchanged.
+        With `label_at_end` each rule's label is repeated before its closing `.`: the position that
+        has read the whole rule then holds its name, which is what a proof step starts with."""
         tokens = horn.encode_prompt(record, self.labels)
+        if self.labels and self.cfg.label_at_end:
+            tokens = _repeat_labels(tokens)
         if self.cfg.prompt_order == "rules_first":
             return tokens
         cut = tokens.index(horn.FACTS)
