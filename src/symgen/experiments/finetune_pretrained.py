@@ -119,18 +119,29 @@ class PretrainedHornTask(Task):
 def _load_causal_lm(model: str) -> torch.nn.Module:
     try:
         from transformers import AutoModelForCausalLM
+        from transformers.utils import logging as hf_logging
     except ImportError:
         raise UserError(
             "fine-tuning a pretrained model needs transformers: pip install 'symgen[models]'"
         ) from None
     kind, path = resolve(model)
+    hf_logging.set_verbosity_error()  # its load report would bury the one line that matters
+    where = {"pretrained_model_name_or_path": path.parent, "gguf_file": path.name} if kind == "gguf" else {}
     try:
-        if kind == "gguf":
-            return AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32)
-        return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+        net, info = AutoModelForCausalLM.from_pretrained(
+            **(where or {"pretrained_model_name_or_path": path}),
+            dtype=torch.float32,
+            output_loading_info=True,
+        )
     except (ValueError, OSError, KeyError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise UserError(f"{model}: cannot load it as a causal language model ({first})") from None
+    if info.get("missing_keys"):  # an encoder (BERT, say) gets a fresh, untrained LM head
+        missing = sorted(info["missing_keys"])
+        raise UserError(
+            f"{model} is not a causal language model: its checkpoint lacks {', '.join(missing[:3])}"
+        )
+    return net
 
 
 def _repair(net: HFCausalLM, reserved: np.ndarray, ordinary: np.ndarray, seed: int) -> None:
