@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+
 from symgen.analysis.plots import line_figure
 from symgen.errors import UserError
 from symgen.experiments.claims import PAPER_CLAIMS, Claim
@@ -25,6 +27,12 @@ CONDITIONS = {
     "transfer-ft-reserved": ("collapsed reserved rows", ["task.symbols=reserved"]),
     "transfer-ft-ordinary": ("ordinary word rows", ["task.symbols=ordinary"]),
     "transfer-ft-repaired": ("repaired reserved rows", ["task.symbols=reserved", "train.init_repair=random"]),
+}
+PROBLEM_TEXT = {
+    "reverse": "The problems are sequence reversal over the fine-tuned symbols (task.problem=reverse; the "
+    "paper suite fine-tunes Horn-clause problems, task.problem=horn).",
+    "horn": "The problems are Horn-clause problems with a chain of thought over the fine-tuned symbols "
+    "(task.problem=horn).",
 }
 SMOKE = [
     "model.d_model=32",
@@ -84,7 +92,10 @@ class TransferExperiment(Experiment):
             "Fine-tuning from the same pretrained model",
         )
         scan = _scan_gemma(figure_dir)
-        section = Section(self.title, [], [figure], [table])
+        problem = yaml.safe_load((run_dirs["transfer-pretrain"] / "config.yaml").read_text())["task"][
+            "problem"
+        ]
+        section = Section(self.title, [PROBLEM_TEXT[problem]], [figure], [table])
         if reserved_cos is not None:
             section.paragraphs.append(
                 f"After pretraining, the reserved rows' mean pairwise cosine is {reserved_cos:.3f}."
