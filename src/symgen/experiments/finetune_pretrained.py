@@ -166,7 +166,9 @@ def finetune(
     horn_cfg.validate()
     ck = open_checkpoint(model)
     reserved = reserved_ids(ck, None)
-    ordinary = ordinary_ids(ck, reserved, sample=ck.rows, seed=s.seed)
+    # a random order of the ordinary rows: the spare syntax ids, the ordinary variables and the rows
+    # whose statistics a repair draws from are samples of the whole vocabulary, not its lowest ids
+    ordinary = np.random.default_rng(s.seed).permutation(ordinary_ids(ck, reserved, ck.rows, s.seed))
     names = (
         list(horn.SPECIAL_TOKENS)
         + [horn.rule_label(i) for i in range(horn_cfg.max_rules)] * horn_cfg.rule_labels
@@ -180,7 +182,7 @@ def finetune(
 
     net = HFCausalLM(_load_causal_lm(model))
     if s.symbols == "repaired":
-        _repair(net, reserved, ordinary[:10000], s.seed)
+        _repair(net, reserved, ordinary[:10000], s.seed)  # 10k rows pin down the statistics
     task = PretrainedHornTask(horn_cfg, s.seed, net.embed.weight.shape[0], variables, syntax)
     train = TrainConfig(
         steps=s.steps, batch_size=s.batch_size, lr=s.lr, weight_decay=s.weight_decay,

@@ -37,8 +37,8 @@ class HFCausalLM(nn.Module):
             "unembed": [head] if head is not None else [],
         }
         groups |= {"norm": [], "rest": []}
-        for name, p in self.hf.named_parameters():  # named_parameters lists a tied tensor once
+        for p in self.hf.parameters():  # parameters() lists a tied tensor once
             if p is embed or p is head:
                 continue
-            groups["norm" if "norm" in name.lower() else "rest"].append(p)
+            groups["norm" if p.dim() < 2 else "rest"].append(p)  # norms and biases, as Transformer
         return groups
