@@ -29,9 +29,10 @@ from symgen.analysis.pretrained_io import open_checkpoint, ordinary_ids, reserve
 from symgen.config import ExperimentConfig
 from symgen.errors import UserError
 from symgen.experiments.metrics import curve, first_crossing, read_metrics
+from symgen.experiments.transfer import TARGET
 from symgen.models.hf import HFCausalLM
 from symgen.tasks import horn
-from symgen.tasks.base import IGNORE, Batch, Task
+from symgen.tasks.base import Batch, Task, teacher_forced_scores
 from symgen.tasks.horn_task import HornTask, HornTaskConfig, SymbolLayout
 from symgen.tasks.transfer import TransferHornConfig
 from symgen.training.config import TrainConfig
@@ -39,7 +40,6 @@ from symgen.training.distributed import resolve_device
 from symgen.training.trainer import Trainer
 
 SYMBOLS = ("reserved", "ordinary", "repaired")
-TARGET = 0.9
 # Horn token -> vocabulary strings that stand for it, tried in order (then with a word-start marker)
 ALIASES = {
     horn.PAD: ["<pad>", "[PAD]", "<|finetune_right_pad_id|>"],
@@ -102,18 +102,10 @@ class PretrainedHornTask(Task):
     def train_batch(self, step: int, batch_size: int) -> Batch:
         return self.horn.train_batch(step, batch_size)
 
-    @torch.no_grad()
     def evaluate(self, model: HFCausalLM, device: torch.device) -> dict[str, float]:
-        records = self.horn.test["all_seen"]
-        exact, right, total = 0, 0, 0
-        for start in range(0, len(records), self.horn.cfg.eval_batch_size):
-            batch = self.horn.batch(records[start : start + self.horn.cfg.eval_batch_size]).to(device)
-            scored = batch.targets != IGNORE
-            hit = model(batch.inputs).logits.argmax(-1) == batch.targets
-            exact += int((hit | ~scored).all(dim=1).sum())
-            right += int((hit & scored).sum())
-            total += int(scored.sum())
-        return {"exact_match": exact / len(records), "token_accuracy": right / max(total, 1)}
+        records, size = self.horn.test["all_seen"], self.horn.cfg.eval_batch_size
+        chunks = (self.horn.batch(records[i : i + size]) for i in range(0, len(records), size))
+        return teacher_forced_scores(model, chunks, device)
 
 
 def _load_causal_lm(model: str) -> torch.nn.Module:
@@ -126,12 +118,10 @@ def _load_causal_lm(model: str) -> torch.nn.Module:
         ) from None
     kind, path = resolve(model)
     hf_logging.set_verbosity_error()  # its load report would bury the one line that matters
-    where = {"pretrained_model_name_or_path": path.parent, "gguf_file": path.name} if kind == "gguf" else {}
+    source, gguf = (path.parent, {"gguf_file": path.name}) if kind == "gguf" else (path, {})
     try:
         net, info = AutoModelForCausalLM.from_pretrained(
-            **(where or {"pretrained_model_name_or_path": path}),
-            dtype=torch.float32,
-            output_loading_info=True,
+            source, **gguf, dtype=torch.float32, output_loading_info=True
         )
     except (ValueError, OSError, KeyError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

@@ -52,8 +52,9 @@ class TransferExperiment(Experiment):
         pre = ["train.steps=40", *SMOKE] if suite == "smoke" else []
         ft = ["train.steps=40", *SMOKE] if suite == "smoke" else []
         if suite == "paper":  # Horn problems, a wider model; Gemma itself: `symgen tokens finetune`
-            pre = ft = ["task.problem=horn", "model.d_model=512", "model.n_heads=8", "model.n_layers=4"]
-            pre, ft = [*pre, "model.positions=rotary", "train.steps=20000"], [*ft, "model.positions=rotary"]
+            ft = ["task.problem=horn", "model.d_model=512", "model.n_heads=8", "model.n_layers=4"]
+            ft = [*ft, "model.positions=rotary"]
+            pre = [*ft, "train.steps=20000"]
         specs = [RunSpec("transfer-pretrain", "transfer-pretrain", pre)]
         for name, (_, overrides) in CONDITIONS.items():
             init = "train.init_from={runs}/transfer-pretrain"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -88,6 +89,24 @@ class Task(ABC):
     def hooks(self) -> list[Any]:
         """Trainer hooks the task brings (a curriculum, say)."""
         return []
+
+
+@torch.no_grad()
+def teacher_forced_scores(
+    model: Transformer, batches: Iterable[Batch], device: torch.device
+) -> dict[str, float]:
+    """Exact match (every scored token is the argmax, so greedy decoding writes the same) and token
+    accuracy of a model under teacher forcing, over all rows of `batches`."""
+    right_tokens = scored_tokens = exact = rows = 0
+    for batch in batches:
+        batch = batch.to(device)
+        scored = batch.targets != IGNORE
+        right = (model(batch.inputs).logits.argmax(-1) == batch.targets) | ~scored
+        right_tokens += int((right & scored).sum())
+        scored_tokens += int(scored.sum())
+        exact += int(right.all(dim=1).sum())
+        rows += batch.inputs.shape[0]
+    return {"exact_match": exact / rows, "token_accuracy": right_tokens / max(scored_tokens, 1)}
 
 
 def pad_batch(rows: list[list[int]], targets: list[list[int]], pad_id: int) -> Batch:

@@ -15,7 +15,7 @@ import torch
 
 from symgen.errors import UserError
 from symgen.models.transformer import Transformer
-from symgen.tasks.base import IGNORE, Batch, Task, step_rng
+from symgen.tasks.base import IGNORE, Batch, Task, step_rng, teacher_forced_scores
 
 SPECIALS = ["<pad>", "<bos>", "<sep>", "<eos>"]
 PAD, BOS, SEP, EOS = range(4)
@@ -84,15 +84,6 @@ class ReverseTask(Task):
         seq = self._sample(step_rng(self.seed, step), batch_size)
         return self._batch(seq[[row.tobytes() not in self._test_keys for row in seq]])
 
-    @torch.no_grad()
     def evaluate(self, model: Transformer, device: torch.device) -> dict[str, float]:
-        correct_tokens, scored_tokens, exact = 0, 0, 0
-        for start in range(0, len(self.test), 256):
-            batch = self._batch(self.test[start : start + 256]).to(device)
-            pred = model(batch.inputs).logits.argmax(-1)
-            scored = batch.targets != IGNORE
-            right = (pred == batch.targets) | ~scored
-            correct_tokens += int((right & scored).sum())
-            scored_tokens += int(scored.sum())
-            exact += int(right.all(dim=1).sum())
-        return {"exact_match": exact / len(self.test), "token_accuracy": correct_tokens / scored_tokens}
+        chunks = (self._batch(self.test[i : i + 256]) for i in range(0, len(self.test), 256))
+        return teacher_forced_scores(model, chunks, device)
