@@ -27,6 +27,7 @@ def test_int_is_accepted_for_float_but_not_the_reverse():
         ("task.name=nope", "unknown task 'nope'"),
         ("train.loops=sometimes", "train.loops"),
         ("model.copy_layers=[5]", "out of range"),
+        ("model.rotary_fraction=1.5", "must be in \\[0, 1\\]"),
     ],
 )
 def test_bad_values_are_refused_with_the_key_named(override, message):

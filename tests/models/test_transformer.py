@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from symgen.models.attention import CopyAttention, KVCache
+from symgen.models.attention import CopyAttention, KVCache, apply_rotary, rotary_tables
 from symgen.models.transformer import ModelConfig, Transformer
 
 
@@ -25,6 +25,24 @@ def test_kv_cache_and_left_padding_match_a_full_forward(positions, extra):
     padded = torch.cat([torch.zeros(3, 4, dtype=torch.long), ids], 1)
     mask = torch.cat([torch.zeros(3, 4, dtype=torch.bool), torch.ones(3, 12, dtype=torch.bool)], 1)
     assert torch.allclose(model(padded, mask).logits[:, 4:], full, atol=1e-5)
+
+
+def test_partial_rotary_leaves_the_lowest_frequencies_comparing_content_only():
+    q, k = torch.randn(1, 1, 1, 16), torch.randn(1, 1, 1, 16)
+
+    def score(fraction: float, qpos: int, kpos: int) -> tuple[float, float]:
+        """Query-key product at the given positions, in the rotated and the unrotated pairs."""
+        tables = [rotary_tables(torch.tensor([[p]]), 16, fraction) for p in (qpos, kpos)]
+        qr, kr = apply_rotary(q, tables[0]), apply_rotary(k, tables[1])
+        pairs = (qr * kr).view(2, 8)  # dim i pairs with dim i + 8
+        return float(pairs[:, :4].sum()), float(pairs[:, 4:].sum())
+
+    rotated_near, content_near = score(0.5, 3, 2)
+    rotated_far, content_far = score(0.5, 40, 2)
+    assert content_near == pytest.approx(content_far, abs=1e-5)
+    assert content_near == pytest.approx(float((q * k).view(2, 8)[:, 4:].sum()), abs=1e-5)
+    assert abs(rotated_near - rotated_far) > 1e-3
+    assert score(1.0, 40, 2)[1] != pytest.approx(content_far, abs=1e-3)
 
 
 def test_batched_generation_equals_one_by_one_greedy():

@@ -28,9 +28,15 @@ class KVCache:
         return k, v
 
 
-def rotary_tables(positions: Tensor, dim: int, base: float = 10000.0) -> tuple[Tensor, Tensor]:
-    """cos/sin tables of shape (B, 1, T, dim) for integer positions of shape (B, T)."""
+def rotary_tables(
+    positions: Tensor, dim: int, fraction: float = 1.0, base: float = 10000.0
+) -> tuple[Tensor, Tensor]:
+    """cos/sin tables of shape (B, 1, T, dim) for integer positions of shape (B, T).
+
+    `fraction` < 1 rotates only the highest frequencies (p-RoPE): the lowest ones are set to zero,
+    so their dimension pairs compare content alone, at any distance."""
     inv_freq = 1.0 / base ** (torch.arange(0, dim, 2, device=positions.device).float() / dim)
+    inv_freq[round(fraction * len(inv_freq)) :] = 0.0
     angles = positions.float()[..., None] * inv_freq  # (B, T, dim/2)
     angles = torch.cat([angles, angles], dim=-1)[:, None]
     return angles.cos(), angles.sin()

@@ -37,6 +37,7 @@ class ModelConfig:
     d_mlp: int = 0  # 0: 4 × d_model
     max_seq_len: int = 0  # 0: taken from the task's longest sequence
     positions: str = "learned"  # learned | rotary | none
+    rotary_fraction: float = 1.0  # share of rotary frequencies kept; the rest compare content only
     tied: bool = True  # unembedding = embedding transposed
     n_loops: int = 1  # R: the whole block stack applied R times with shared weights
     zero_init: bool = False  # zero attention/MLP output projections: each block starts as identity
@@ -65,6 +66,8 @@ class ModelConfig:
             raise UserError(f"model.copy_layers {bad} out of range 0..{self.n_layers - 1}")
         if not 0.0 <= self.dropout < 1.0:
             raise UserError(f"model.dropout={self.dropout} must be in [0, 1)")
+        if not 0.0 <= self.rotary_fraction <= 1.0:
+            raise UserError(f"model.rotary_fraction={self.rotary_fraction} must be in [0, 1]")
         if self.positions == "rotary" and (self.d_model // self.n_heads) % 2:
             raise UserError("model.positions=rotary needs an even head dimension")
 
@@ -272,7 +275,7 @@ class Transformer(nn.Module):
         if self.cfg.positions != "rotary":
             return None
         dims = {self.cfg.d_model // self.cfg.n_heads, self.cfg.copy_head_dim}
-        return {d: rotary_tables(positions, d) for d in dims}
+        return {d: rotary_tables(positions, d, self.cfg.rotary_fraction) for d in dims}
 
     # ---------------------------------------------------------------- generation
     @torch.no_grad()
