@@ -108,6 +108,18 @@ def test_forgetting_redraws_rows_and_zeroes_their_adam_moments(tmp_path, tied):
         assert float(state["step"]) == 0  # every row re-drawn: bias correction starts over
 
 
+def test_freeze_of_symbol_rows_lets_syntax_rows_train(tmp_path):
+    trainer = trainer_for(tmp_path, ["train.freeze_embeddings=true", "train.intervention_rows=symbols"])
+    symbols = sorted(set(trainer.task.unseen_ids()) | set(trainer.task.seen_ids()))
+    syntax = trainer.task.encode(["->", "?", "True", "False"])
+    assert not set(syntax) & set(symbols)
+    before = rows(trainer)[0]
+    run_steps(trainer, 5)
+    after = rows(trainer)[0]
+    assert torch.equal(before[symbols], after[symbols])
+    assert not torch.equal(before[syntax], after[syntax])
+
+
 def test_forgetting_unseen_rows_keeps_seen_rows_and_their_moments(tmp_path):
     trainer = trainer_for(tmp_path, ["train.forget_every=3", "train.intervention_rows=unseen"])
     unseen, seen = trainer.task.unseen_ids(), trainer.task.seen_ids()

@@ -9,7 +9,7 @@ from symgen.errors import UserError
 SCHEDULES = ("constant", "cosine")
 PRECISIONS = ("auto", "fp32", "bf16")
 LOOP_MODES = ("fixed", "poisson")
-INTERVENTION_ROWS = ("all", "unseen")
+INTERVENTION_ROWS = ("all", "symbols", "unseen")
 
 
 @dataclass
@@ -42,7 +42,7 @@ class TrainConfig:
     freeze_embeddings: bool = False  # keep the rows at their initialization
     forget_every: int = 0  # active forgetting: re-draw the rows and reset their moments every K steps
     forget_until: int = 0  # temporary active forgetting: no resets after this step (0: never stop)
-    intervention_rows: str = "all"  # all | unseen: which rows freezing and forgetting touch
+    intervention_rows: str = "all"  # all | symbols | unseen: rows freezing and forgetting touch
     eval_redrawn: bool = False  # also evaluate with the unseen rows re-drawn from the initialization
     init_from: str = ""  # start from this run directory's final weights (fine-tuning)
     init_repair: str = ""  # "" | random | mean: re-initialize the task's unseen rows before step 0

@@ -1,7 +1,9 @@
 """(Un)embedding interventions and diagnostics as trainer hooks (SPEC A3, A4).
 
 The rows an intervention touches are set by `train.intervention_rows`: ``all`` (every row of the
-embedding, and of the unembedding when it is untied — the paper's setting) or ``unseen`` (only the
+embedding, and of the unembedding when it is untied — the paper's setting), ``symbols`` (the rows of
+every seen and unseen symbol: syntax and label rows keep training, so the model can learn what
+kind of token each position holds while every symbol stays a random vector) or ``unseen`` (only the
 rows of the task's never-seen tokens, `task.unseen_ids()`).
 
 - **Freeze** (`train.freeze_embeddings`): the rows keep their initial values. Their gradients are
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
     from symgen.tasks.base import Task
     from symgen.training.trainer import Trainer
 
-ROW_SETS = ("all", "unseen")
+ROW_SETS = ("all", "symbols", "unseen")
 
 
 def row_parameters(model: Transformer) -> list[nn.Parameter]:
@@ -63,7 +65,9 @@ def select_rows(rows: str, task: Task) -> list[int] | None:
     if rows == "all":
         return None
     if not hasattr(task, "unseen_ids"):
-        raise UserError("train.intervention_rows=unseen needs a task with unseen symbols (e.g. horn)")
+        raise UserError(f"train.intervention_rows={rows} needs a task with unseen symbols (e.g. horn)")
+    if rows == "symbols":
+        return sorted(set(task.seen_ids()) | set(task.unseen_ids()))
     return list(task.unseen_ids())
 
 
