@@ -49,8 +49,6 @@ if TYPE_CHECKING:
     from symgen.tasks.base import Task
     from symgen.training.trainer import Trainer
 
-ROW_SETS = ("all", "symbols", "unseen")
-
 
 def row_parameters(model: Transformer) -> list[nn.Parameter]:
     """The (un)embedding matrices: the embedding, and the unembedding when it is untied."""
