@@ -47,3 +47,35 @@ def test_missing_recipe_names_the_builtins():
 
 def test_reverse_is_the_first_builtin_recipe():
     assert "reverse" in recipe_names()
+
+
+def test_base_recipe_merges_sections_and_replaces_lists(tmp_path):
+    (tmp_path / "parent.yaml").write_text(
+        "base: reverse\nname: parent\nmodel: {copy_layers: [0, 1], d_model: 48}\ntrain: {steps: 77}\n"
+    )
+    (tmp_path / "child.yaml").write_text("base: parent\nname: child\nmodel: {copy_layers: [1]}\n")
+    reverse, child = resolve("reverse"), resolve(tmp_path / "child.yaml")
+    assert child.name == "child" and child.model.copy_layers == [1]
+    assert child.model.d_model == 48 and child.train.steps == 77  # from the sibling base
+    assert child.train.lr == reverse.train.lr and child.task == reverse.task  # from the built-in
+
+
+def test_builtin_recipes_with_a_base_differ_from_it_only_where_they_say():
+    copy, standard = resolve("horn-copy"), resolve("horn-standard")
+    assert copy.model.copy_layers == [0, 1, 2, 3] and standard.model.copy_layers == []
+    assert copy.task == standard.task and copy.train == standard.train
+
+
+@pytest.mark.parametrize(
+    "files, message",
+    [
+        ({"a.yaml": "base: b\n", "b.yaml": "base: a\n"}, "base chain loops \\(a -> b -> a\\)"),
+        ({"a.yaml": "base: [reverse]\n"}, "base must be a recipe name"),
+        ({"a.yaml": "base: missing.yaml\n"}, "missing.yaml does not exist"),
+    ],
+)
+def test_bad_base_is_refused(tmp_path, files, message):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    with pytest.raises(UserError, match=message):
+        resolve(tmp_path / "a.yaml")

@@ -131,21 +131,55 @@ def recipe_names() -> list[str]:
 
 
 def load_recipe(recipe: str | Path) -> dict[str, Any]:
-    """A YAML path, or the name of a built-in recipe."""
+    """A YAML path, or the name of a built-in recipe, with its `base:` chain merged in."""
+    return _load_with_base(_recipe_path(recipe), ())
+
+
+def _recipe_path(recipe: str | Path, folder: Path | None = None) -> Path:
+    """A name without suffix is a recipe in `folder` (if given and present) or a built-in one;
+    anything else is a YAML path, relative to `folder` when one is given."""
     path = Path(recipe)
+    if folder is not None and not path.is_absolute():
+        path = folder / path
     if not path.suffix and not path.exists():
-        path = RECIPE_DIR / f"{recipe}.yaml"
+        sibling = path.with_suffix(".yaml")
+        path = sibling if folder is not None and sibling.exists() else RECIPE_DIR / f"{recipe}.yaml"
         if not path.exists():
-            raise UserError(f"no recipe {recipe!r}: give a YAML file or one of: {', '.join(recipe_names())}")
+            builtins = ", ".join(recipe_names())
+            raise UserError(f"no recipe {str(recipe)!r}: give a YAML file or one of: {builtins}")
     if not path.is_file():
         raise UserError(f"recipe file {path} does not exist")
+    return path
+
+
+def _load_with_base(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
+    if path.resolve() in chain:
+        names = " -> ".join(p.stem for p in (*chain, path.resolve()))
+        raise UserError(f"recipe {path}: its base chain loops ({names})")
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as e:
         raise UserError(f"recipe {path} is not valid YAML: {str(e).splitlines()[0]}") from None
     if not isinstance(data, dict):
         raise UserError(f"recipe {path} must be a YAML mapping")
-    return data
+    base = data.pop("base", None)
+    if base is None:
+        return data
+    if not isinstance(base, str):
+        raise UserError(f"recipe {path}: base must be a recipe name or a YAML path, got {base!r}")
+    inherited = _load_with_base(_recipe_path(base, path.parent), (*chain, path.resolve()))
+    return _merge(inherited, data)
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """Sections merge key by key; any other value (lists included) in `over` replaces the base's."""
+    merged = _deep_copy(base)
+    for key, value in over.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = _deep_copy(value)
+    return merged
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
