@@ -66,6 +66,12 @@ def test_builtin_recipes_with_a_base_differ_from_it_only_where_they_say():
     assert copy.task == standard.task and copy.train == standard.train
 
 
+def test_base_named_like_its_own_file_is_the_builtin(tmp_path):
+    (tmp_path / "horn-standard.yaml").write_text("base: horn-standard\nname: mine\ntrain: {steps: 5}\n")
+    mine, builtin = resolve(tmp_path / "horn-standard.yaml"), resolve("horn-standard")
+    assert mine.name == "mine" and mine.train.steps == 5 and mine.model == builtin.model
+
+
 @pytest.mark.parametrize(
     "files, message",
     [

@@ -135,15 +135,17 @@ def load_recipe(recipe: str | Path) -> dict[str, Any]:
     return _load_with_base(_recipe_path(recipe), ())
 
 
-def _recipe_path(recipe: str | Path, folder: Path | None = None) -> Path:
-    """A name without suffix is a recipe in `folder` (if given and present) or a built-in one;
-    anything else is a YAML path, relative to `folder` when one is given."""
+def _recipe_path(recipe: str | Path, referrer: Path | None = None) -> Path:
+    """A name without suffix is a recipe beside `referrer` (the recipe naming it as its base) or
+    a built-in one; anything else is a YAML path, relative to the referrer's folder.
+    A base named like its own file is the built-in, so a copy can extend the original."""
     path = Path(recipe)
-    if folder is not None and not path.is_absolute():
-        path = folder / path
+    if referrer is not None and not path.is_absolute():
+        path = referrer.parent / path
     if not path.suffix and not path.exists():
         sibling = path.with_suffix(".yaml")
-        path = sibling if folder is not None and sibling.exists() else RECIPE_DIR / f"{recipe}.yaml"
+        beside = referrer is not None and sibling.exists() and not sibling.samefile(referrer)
+        path = sibling if beside else RECIPE_DIR / f"{recipe}.yaml"
         if not path.exists():
             builtins = ", ".join(recipe_names())
             raise UserError(f"no recipe {str(recipe)!r}: give a YAML file or one of: {builtins}")
@@ -167,7 +169,7 @@ def _load_with_base(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
         return data
     if not isinstance(base, str):
         raise UserError(f"recipe {path}: base must be a recipe name or a YAML path, got {base!r}")
-    inherited = _load_with_base(_recipe_path(base, path.parent), (*chain, path.resolve()))
+    inherited = _load_with_base(_recipe_path(base, path), (*chain, path.resolve()))
     return _merge(inherited, data)
 
 
