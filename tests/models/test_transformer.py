@@ -12,7 +12,10 @@ def make(**kw) -> Transformer:
 
 
 @pytest.mark.parametrize("positions", ["learned", "rotary", "none"])
-@pytest.mark.parametrize("extra", [{}, {"copy_layers": [1], "n_loops": 2, "tied": False}])
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"copy_layers": [1], "n_loops": 2, "tied": False}, {"identity_bias": 3.0, "copy_layers": [1]}],
+)
 def test_kv_cache_and_left_padding_match_a_full_forward(positions, extra):
     model = make(positions=positions, **extra)
     ids = torch.randint(0, 40, (3, 12))
@@ -94,3 +97,48 @@ def test_param_groups_split_by_role():
     groups = make(tied=False, copy_layers=[0]).param_groups()
     names = {k: len(v) for k, v in groups.items()}
     assert names["embed"] == 1 and names["unembed"] == 1 and names["norm"] > 0 and names["rest"] > 0
+
+
+@pytest.mark.parametrize("positions", ["learned", "rotary"])
+def test_same_symbol_term_at_zero_leaves_the_model_unchanged(positions):
+    off = make(positions=positions, copy_layers=[1])
+    on = make(positions=positions, copy_layers=[1], identity_bias=0.0)
+    assert {n for n, _ in on.named_parameters()} - {n for n, _ in off.named_parameters()} == {
+        "blocks.0.attn.same_symbol",
+        "blocks.1.attn.same_symbol",
+    }
+    on.load_state_dict(off.state_dict(), strict=False)
+    ids = torch.randint(0, 40, (3, 12))
+    assert torch.allclose(on(ids).logits, off(ids).logits, atol=1e-6)
+    on.blocks[0].attn.same_symbol.data.fill_(1.0)
+    assert not torch.allclose(on(ids).logits, off(ids).logits, atol=1e-4)
+
+
+def test_same_symbol_term_attends_to_earlier_copies_of_the_query_symbol():
+    model = make(identity_bias=100.0, n_layers=1, positions="none")
+    attn = model.blocks[0].attn
+    with torch.no_grad():  # scores from the term alone; values: the identity on the residual
+        attn.qkv.weight.zero_()
+        attn.qkv.weight[64:].copy_(torch.eye(32))
+    ids = torch.tensor([[5, 7, 9, 7, 11]])
+    seen: dict[str, torch.Tensor] = {}
+    hook = attn.register_forward_hook(lambda m, i, o: seen.update(out=o))
+    model(ids)
+    hook.remove()
+    x = model.blocks[0].ln1(model.embed(ids))
+    out_w, out_b = attn.out.weight, attn.out.bias
+    values = torch.linalg.solve(out_w, (seen["out"][0, 3] - out_b))  # what position 3 read
+    expected = (x[0, 1] + x[0, 3]) / 2  # the two 7s, nearly all the weight
+    assert torch.allclose(values, expected, atol=0.05)
+
+
+def test_same_symbol_weights_are_not_decayed():
+    from symgen.training.config import TrainConfig
+    from symgen.training.optim import build_optimizer
+
+    model = make(identity_bias=3.0)
+    assert float(model.blocks[1].attn.same_symbol.detach()[0]) == 3.0
+    opt = build_optimizer(model, TrainConfig(weight_decay=0.5))
+    beta = model.blocks[1].attn.same_symbol
+    (group,) = [g for g in opt.param_groups if any(p is beta for p in g["params"])]
+    assert group["weight_decay"] == 0.0

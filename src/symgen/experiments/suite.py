@@ -77,10 +77,12 @@ def experiments() -> list[Experiment]:
     from symgen.experiments.theory import TheoryExperiment
     from symgen.experiments.transfer import TransferExperiment
     from symgen.experiments.unseen import UnseenSymbolsExperiment
+    from symgen.experiments.unseen_ablation import UnseenAblationExperiment
 
     return [
         ReverseExperiment(),
         UnseenSymbolsExperiment(),
+        UnseenAblationExperiment(),
         TheoryExperiment(),
         TransferExperiment(),
         KGSystematicExperiment(),

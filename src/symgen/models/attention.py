@@ -1,4 +1,5 @@
-"""Attention pieces: causal self-attention with a KV cache, rotary positions, and the copy head.
+"""Attention pieces: causal self-attention with a KV cache, rotary positions, the copy head and the
+same-symbol term.
 
 The copy head (paper A) reads queries and keys from the residual stream like any head, but its
 values are the raw token embeddings of the attended tokens, so it can reproduce the identity of any
@@ -51,20 +52,46 @@ def apply_rotary(x: Tensor, rotary: tuple[Tensor, Tensor] | None) -> Tensor:
     return x * cos.to(x.dtype) + rotated * sin.to(x.dtype)
 
 
-def attend(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout: float) -> Tensor:
-    """SDPA; `mask` is a boolean (B, 1, Tq, Tk) "may attend" mask, or None for plain causal."""
+def attend(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout: float, bias: Tensor | None = None
+) -> Tensor:
+    """SDPA; `mask` is a boolean (B, 1, Tq, Tk) "may attend" mask, or None for plain causal; `bias`
+    (B, H, Tq, Tk) is added to the attention scores of allowed pairs."""
+    if bias is not None:
+        if mask is None:  # causal, the queries being the last Tq of the Tk positions
+            Tq, Tk = q.shape[2], k.shape[2]
+            mask = torch.ones(Tq, Tk, dtype=torch.bool, device=q.device).tril(Tk - Tq)
+        scores = bias.to(q.dtype).masked_fill(~mask, float("-inf"))
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=scores, dropout_p=dropout)
     if mask is None:
         causal = q.shape[2] == k.shape[2] and q.shape[2] > 1
         return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=causal)
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
 
 
+def same_symbol_scores(embeddings: Tensor, cache: KVCache | None) -> Tensor:
+    """cos(e_i, e_j) between the raw embedding rows of every query token i and key token j:
+    (B, 1, Tq, Tk). The keys of earlier decoding steps come from the cache."""
+    e = F.normalize(embeddings, dim=-1)[:, None]  # (B, 1, T, D)
+    keys = e if cache is None else cache.extend((-1, -1, "symbols"), e, e)[0]
+    return e @ keys.transpose(-1, -2)
+
+
 class SelfAttention(nn.Module):
-    def __init__(self, d_model: int, n_heads: int, bias: bool, dropout: float) -> None:
+    """Multi-head causal attention. With `same_symbol_init` set, every head adds β_h · cos(e_i, e_j)
+    to its scores (β_h learned, starting there): a direct test of "do positions i and j hold the
+    same symbol", which holds for any pair of distinct random rows, seen in training or not."""
+
+    def __init__(
+        self, d_model: int, n_heads: int, bias: bool, dropout: float, same_symbol_init: float | None = None
+    ) -> None:
         super().__init__()
         self.n_heads, self.head_dim, self.dropout = n_heads, d_model // n_heads, dropout
         self.qkv = nn.Linear(d_model, 3 * d_model, bias=bias)
         self.out = nn.Linear(d_model, d_model, bias=bias)
+        self.same_symbol = None
+        if same_symbol_init is not None:
+            self.same_symbol = nn.Parameter(torch.full((n_heads,), float(same_symbol_init)))
 
     def forward(
         self,
@@ -73,13 +100,18 @@ class SelfAttention(nn.Module):
         rotary: tuple[Tensor, Tensor] | None,
         cache: KVCache | None,
         cache_key: tuple[int, int, str],
+        same_symbol: Tensor | None = None,
     ) -> Tensor:
+        """`same_symbol`: (B, 1, Tq, Tk) cosines of the raw embedding rows, when the term is on."""
         B, T, D = x.shape
         q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
         q, k = apply_rotary(q, rotary), apply_rotary(k, rotary)
         if cache is not None:
             k, v = cache.extend(cache_key, k, v)
-        y = attend(q, k, v, mask, self.dropout if self.training else 0.0)
+        bias = None
+        if self.same_symbol is not None and same_symbol is not None:
+            bias = self.same_symbol[None, :, None, None] * same_symbol
+        y = attend(q, k, v, mask, self.dropout if self.training else 0.0, bias)
         return self.out(y.transpose(1, 2).reshape(B, T, D))
 
 

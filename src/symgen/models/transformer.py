@@ -2,7 +2,8 @@
 
 token embedding (+ learned positions) → [pre-LN blocks] × R loops → final LayerNorm → unembedding.
 
-- Paper A's copy attention is an extra head in chosen blocks (`copy_layers`).
+- Paper A's copy attention is an extra head in chosen blocks (`copy_layers`); `identity_bias`
+  adds a learned same-symbol term β_h · cos(e_i, e_j) of the raw embedding rows to every head.
 - Paper B's recurrence applies the same block stack `n_loops` times (shared weights), optionally
   re-adding the input embeddings before each iteration and zero-initialising output projections
   so every block starts as the identity.
@@ -21,7 +22,13 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from symgen.errors import UserError
-from symgen.models.attention import CopyAttention, KVCache, SelfAttention, rotary_tables
+from symgen.models.attention import (
+    CopyAttention,
+    KVCache,
+    SelfAttention,
+    rotary_tables,
+    same_symbol_scores,
+)
 from symgen.models.recurrence import HaltingRule
 
 POSITIONS = ("learned", "rotary", "none")
@@ -46,6 +53,7 @@ class ModelConfig:
     copy_values: str = "embedding"  # embedding: paper A's copy head; residual: identity skip head
     copy_head_dim: int = 32
     copy_gate_init: float = 1.0
+    identity_bias: float | None = None  # None: off; a number: same-symbol attention term, initial β
     dropout: float = 0.0
     bias: bool = True
     init_std: float = 0.02
@@ -101,7 +109,7 @@ class Block(nn.Module):
         super().__init__()
         self.index, self.copy_values = index, cfg.copy_values
         self.ln1 = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps)
-        self.attn = SelfAttention(cfg.d_model, cfg.n_heads, cfg.bias, cfg.dropout)
+        self.attn = SelfAttention(cfg.d_model, cfg.n_heads, cfg.bias, cfg.dropout, cfg.identity_bias)
         self.copy = (
             CopyAttention(cfg.d_model, cfg.copy_head_dim, cfg.copy_gate_init)
             if index in cfg.copy_layers
@@ -119,10 +127,12 @@ class Block(nn.Module):
         rotary: dict[int, tuple[Tensor, Tensor]] | None,
         cache: KVCache | None,
         iteration: int,
+        same_symbol: Tensor | None = None,
     ) -> Tensor:
         a = self.ln1(x)
         head_rot = rotary and rotary[self.attn.head_dim]
-        update = self.drop(self.attn(a, mask, head_rot, cache, (iteration, self.index, "attn")))
+        key = (iteration, self.index, "attn")
+        update = self.drop(self.attn(a, mask, head_rot, cache, key, same_symbol))
         if self.copy is not None:
             values = token_embeddings if self.copy_values == "embedding" else a
             copy_rot = rotary and rotary[self.copy.head_dim]
@@ -162,6 +172,8 @@ class Transformer(nn.Module):
                     nn.init.zeros_(proj.weight)
             if block.copy is not None:
                 nn.init.constant_(block.copy.gate, self.cfg.copy_gate_init)
+            if block.attn.same_symbol is not None:
+                nn.init.constant_(block.attn.same_symbol, self.cfg.identity_bias)
         self.init_rows_(self.embed.weight)
         if self.unembed is not None:
             self.init_rows_(self.unembed.weight)
@@ -184,7 +196,7 @@ class Transformer(nn.Module):
 
     def param_groups(self) -> dict[str, list[nn.Parameter]]:
         """Parameters by role, for per-group weight decay: embed, unembed, norm (LayerNorm, biases,
-        gates) and rest."""
+        gates, same-symbol β) and rest."""
         groups: dict[str, list[nn.Parameter]] = {"embed": [], "unembed": [], "norm": [], "rest": []}
         for name, p in self.named_parameters():
             if name == "embed.weight":
@@ -223,6 +235,7 @@ class Transformer(nn.Module):
         rotary = self._rotary(positions)
 
         token_embeddings = self.embed(ids)
+        same = None if self.cfg.identity_bias is None else same_symbol_scores(token_embeddings, cache)
         x = token_embeddings if self.pos_embed is None else token_embeddings + self.pos_embed(positions)
         x = embedded = self.drop(x)
         hidden: list[list[Tensor]] = []
@@ -237,7 +250,7 @@ class Transformer(nn.Module):
                 x = x + embedded
             layers = []
             for block in self.blocks:
-                x = block(x, token_embeddings, mask, rotary, cache, r)
+                x = block(x, token_embeddings, mask, rotary, cache, r, same)
                 layers.append(x)
             if return_hidden:
                 hidden.append(layers)
