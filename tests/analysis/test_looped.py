@@ -9,7 +9,7 @@ from symgen.analysis.looped import (
     lens_decodability,
     margins,
 )
-from symgen.models.recurrence import fixed, kl_entropy, kl_only
+from symgen.models.recurrence import fixed, kl_and_entropy, kl_entropy, kl_only
 from symgen.models.transformer import ModelConfig, Transformer
 
 CPU = torch.device("cpu")
@@ -86,6 +86,23 @@ def test_forward_halting_freezes_examples_and_matches_fixed_iterations():
     assert torch.allclose(out.logits, model(ids, n_loops=2).logits, atol=1e-5)
     adaptive = model(ids, n_loops=6, halting=kl_entropy(kl_eps=1e9, entropy_max=1e9))
     assert adaptive.iterations.tolist() == [2] * 8  # everything passes, so stop at the first allowed
+
+
+def test_forward_halting_reads_the_last_real_token_of_right_padded_rows():
+    model, q = looped_model(), queries(8)
+    ids = torch.from_numpy(q.tokens[:, :5].copy())
+    padded = torch.cat([ids, torch.zeros(8, 3, dtype=torch.long)], 1)
+    mask = torch.cat([torch.ones(8, 5, dtype=torch.bool), torch.zeros(8, 3, dtype=torch.bool)], 1)
+    # a KL threshold between the examples' second-iteration KLs at the answer: some stop, some go on
+    with torch.no_grad():
+        history = torch.stack([model(ids, n_loops=r).logits[:, -1].log_softmax(-1) for r in (1, 2)])
+    kl, _ = kl_and_entropy(history)
+    rule = kl_entropy(kl_eps=float(kl[1].median()) + 1e-9, entropy_max=1e9)
+    expected = model(ids, n_loops=6, halting=rule).iterations
+    assert 2 in expected.tolist() and max(expected.tolist()) > 2
+    assert model(padded, mask, n_loops=6, halting=rule).iterations.tolist() == expected.tolist()
+    at_pad = model(padded, mask, n_loops=6, halting=rule, answer_positions=torch.full((8,), 7)).iterations
+    assert at_pad.tolist() != expected.tolist()
 
 
 def test_lens_at_the_last_layer_matches_the_direct_forward():

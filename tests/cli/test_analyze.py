@@ -34,11 +34,11 @@ def test_iterations_margins_halting_write_json_and_figures(runs):
     assert set(it["accuracy"]) == {"hop_2", "hop_3", "hop_4"} and all(
         len(a) == 6 for a in it["accuracy"].values()
     )
-    assert it["train_loops"] == 4
+    assert it["train_loops"] == "4" and it["train_r_read"] == 4
     m = loop_report.margin_curves(runs["depth"], max_iters=7)
     assert all(1 <= g["peak_iteration"] <= 7 for g in m["groups"].values())
     h = loop_report.halting(runs["depth"], max_iters=5)
-    assert [r["rule"] for r in h["overall"][:2]] == ["KL < 0.01 and H < 3.0", "KL < 0.01"]
+    assert [r["rule"] for r in h["overall"][:2]] == ["KL < 0.001 and H < 3.0", "KL < 0.001"]
     assert len(h["overall"]) == 2 + 5 and h["overall"][-1]["flops_saved"] == 0.0
     for name in ("iterations", "margins", "halting"):
         assert json.loads((runs["depth"] / "analysis" / f"{name}.json").read_text())
@@ -65,3 +65,17 @@ def test_a_vanilla_run_has_nothing_to_iterate(runs):
 def test_unknown_run_directory(tmp_path):
     result = symgen("analyze", "margins", str(tmp_path / "nope"))
     assert result.returncode == 2 and "not a run directory" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["halting", "--kl-eps", "0"], "KL threshold 0.0 must be > 0"),
+        (["halting", "--entropy-max", "-1"], "entropy threshold -1.0 must be > 0"),
+        (["iterations", "--max-iters", "0"], "at least one iteration"),
+        (["halting", "--max-iters", "0"], "at least one iteration"),
+    ],
+)
+def test_bad_halting_thresholds_and_iteration_counts_are_refused(runs, args, message):
+    result = symgen("analyze", args[0], str(runs["depth"]), *args[1:])
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr

@@ -101,5 +101,7 @@ def test_ablation_tables_every_variant_and_every_quick_run(tmp_path: Path):
     small, quick = section.tables
     assert [r[0] for r in small.rows] == list(VARIANTS)
     assert [r[6] for r in small.rows] == [0.8] * len(VARIANTS)  # query_unseen exact match column
-    assert len(quick.rows) == len(UnseenSymbolsExperiment().runs("quick")) + 3  # three forgetting runs re-drawn
+    assert (
+        len(quick.rows) == len(UnseenSymbolsExperiment().runs("quick")) + 3
+    )  # three forgetting runs re-drawn
     assert all(f.exists() for f in section.figures)

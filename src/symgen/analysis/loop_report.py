@@ -28,7 +28,9 @@ from symgen.training.run import load_run, load_weights, read_summary
 CPU = torch.device("cpu")
 
 
-def _load(run_dir: Path, weights: str = "final", need_loops: bool = True):
+def _load(run_dir: Path, weights: str = "final", need_loops: bool = True, max_iters: int = 1):
+    if max_iters < 1:
+        raise UserError(f"--max-iters {max_iters}: at least one iteration is needed")
     cfg, task, model = load_run(run_dir, weights)
     if not isinstance(task, KGTask):
         raise UserError(
@@ -61,17 +63,25 @@ def _hop(name: str) -> int | None:
 def iterations(run_dir: Path, max_iters: int = 20) -> dict:
     """Accuracy per group against inference iterations r = 1..max_iters; a heatmap with the
     training R and the learnable depth marked."""
-    cfg, task, model = _load(run_dir)
+    cfg, task, model = _load(run_dir, max_iters=max_iters)
     groups = query_groups(task)
     acc = {
         n: accuracy_by_iteration(answer_log_probs(model, q, max_iters, CPU), q.answers)
         for n, q in groups.items()
     }
     summary = read_summary(run_dir)
-    train_r = cfg.train.loops_max if cfg.train.loops == "poisson" else cfg.model.n_loops
+    dynamic = cfg.train.loops == "poisson"
+    # a dynamic run is read at the largest R it trained with, and named as dynamic
+    train_r = cfg.train.loops_max if dynamic else cfg.model.n_loops
+    label = (
+        f"dynamic (clip(Poisson({cfg.train.loops_lambda:g}), {cfg.train.loops_min}, {cfg.train.loops_max}))"
+        if dynamic
+        else str(train_r)
+    )
     result = {
         "max_iters": max_iters,
-        "train_loops": train_r,
+        "train_loops": label,
+        "train_r_read": train_r,
         "learnable_depth": summary.get("learnable_depth"),
         "accuracy": acc,
     }
@@ -94,7 +104,8 @@ def iterations(run_dir: Path, max_iters: int = 20) -> dict:
         extent=(0.5, max_iters + 0.5, -0.5, len(acc) - 0.5),
     )
     ax.set_yticks(range(len(acc)), list(acc))
-    ax.axvline(train_r, color="white", ls="--", lw=1.2, label=f"training R = {train_r}")
+    marker = f"training R = {train_r}" if not dynamic else f"largest training R = {train_r} (dynamic)"
+    ax.axvline(train_r, color="white", ls="--", lw=1.2, label=marker)
     depth = result["learnable_depth"]
     if depth and f"hop_{depth}" in acc:
         ax.axhline(
@@ -111,7 +122,7 @@ def iterations(run_dir: Path, max_iters: int = 20) -> dict:
 
 def margin_curves(run_dir: Path, max_iters: int = 50) -> dict:
     """Mean logit margin per iteration and group; peak iteration and t*."""
-    _, task, model = _load(run_dir)
+    _, task, model = _load(run_dir, max_iters=max_iters)
     per_group = {
         n: margins(answer_log_probs(model, q, max_iters, CPU), q.answers)
         for n, q in query_groups(task).items()
@@ -129,10 +140,14 @@ def margin_curves(run_dir: Path, max_iters: int = 50) -> dict:
     return result
 
 
-def halting(run_dir: Path, kl_eps: float = 0.01, entropy_max: float = 3.0, max_iters: int = 16) -> dict:
+def halting(run_dir: Path, kl_eps: float = 0.001, entropy_max: float = 3.0, max_iters: int = 16) -> dict:
     """Adaptive halting (KL + entropy), KL-only and every fixed r, per group and over all."""
-    _, task, model = _load(run_dir)
-    rules: list[HaltingRule] = [kl_entropy(kl_eps, entropy_max), kl_only(kl_eps)]
+    rules: list[HaltingRule] = [
+        kl_entropy(kl_eps, entropy_max),
+        kl_only(kl_eps),
+    ]  # refuse bad thresholds first
+    _, task, model = _load(run_dir, max_iters=max_iters)
+    rules = [kl_entropy(kl_eps, entropy_max), kl_only(kl_eps)]
     rules += [fixed(r) for r in range(1, max_iters + 1)]
     groups = query_groups(task)
     log_probs = {n: answer_log_probs(model, q, max_iters, CPU) for n, q in groups.items()}

@@ -47,10 +47,10 @@ def margins(run_dir: Path, max_iters: int) -> None:
 @analyze.command()
 @RUN_DIR
 @click.option(
-    "--kl-eps", default=0.01, show_default=True, help="KL(p_t || p_t-1) threshold (authors' code: 0.001)."
+    "--kl-eps", default=0.001, show_default=True, help="KL(p_t || p_t-1) threshold, > 0 (the authors' value)."
 )
 @click.option("--entropy-max", default=3.0, show_default=True, help="Entropy threshold in nats.")
-@click.option("--max-iters", default=16, show_default=True)
+@click.option("--max-iters", default=16, show_default=True, help="Iterations to run, >= 1.")
 def halting(run_dir: Path, kl_eps: float, entropy_max: float, max_iters: int) -> None:
     """Per-example halting (KL + entropy), KL-only and every fixed r: accuracy, iterations, FLOPs saved."""
     from symgen.analysis.loop_report import halting as run

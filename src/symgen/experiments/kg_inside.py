@@ -111,7 +111,8 @@ class KGInsideExperiment(Experiment):
                     [r["rule"], r["accuracy"], r["mean_iterations"], f"{r['flops_saved']:.0%}"]
                     for r in h["overall"]
                 ],
-                f"Halting on {Path(halting_run).name}, all held-out hop counts, at most 16 iterations",
+                f"Halting on {Path(halting_run).name}, all held-out hop counts, at most 16 iterations; "
+                f"KL threshold ε = {h['kl_eps']:g}, entropy threshold {h['entropy_max']:g} nats",
             )
         )
         ok = adaptive["accuracy"] >= kl_only["accuracy"] and adaptive["mean_iterations"] < h["max_iters"]

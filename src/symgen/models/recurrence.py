@@ -14,6 +14,10 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
+from symgen.errors import UserError
+
+KL_EPS = 0.001  # the authors' inference threshold
+
 
 def kl_and_entropy(log_probs: Tensor) -> tuple[Tensor, Tensor]:
     """KL(p_t || p_{t-1}) (zero at t = 1) and entropy H(p_t), each of shape (R, B), in nats."""
@@ -29,10 +33,18 @@ class HaltingRule:
     """Stop at the first iteration t >= min_iter with KL(p_t || p_{t-1}) < kl_eps and, when
     entropy_max is set, H(p_t) < entropy_max. kl_eps = None means a fixed number of iterations."""
 
-    kl_eps: float | None = 0.01
+    kl_eps: float | None = KL_EPS
     entropy_max: float | None = 3.0
     min_iter: int = 2
     fixed: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.kl_eps is not None and not self.kl_eps > 0:
+            raise UserError(f"halting KL threshold {self.kl_eps} must be > 0")
+        if self.entropy_max is not None and not self.entropy_max > 0:
+            raise UserError(f"halting entropy threshold {self.entropy_max} must be > 0")
+        if self.fixed is not None and self.fixed < 1:
+            raise UserError(f"a fixed number of iterations ({self.fixed}) must be >= 1")
 
     @property
     def label(self) -> str:
@@ -61,11 +73,11 @@ class HaltingRule:
         return ok.float().argmax(0) + 1
 
 
-def kl_entropy(kl_eps: float = 0.01, entropy_max: float = 3.0) -> HaltingRule:
+def kl_entropy(kl_eps: float = KL_EPS, entropy_max: float = 3.0) -> HaltingRule:
     return HaltingRule(kl_eps, entropy_max)
 
 
-def kl_only(kl_eps: float = 0.01) -> HaltingRule:
+def kl_only(kl_eps: float = KL_EPS) -> HaltingRule:
     return HaltingRule(kl_eps, None)
 
 

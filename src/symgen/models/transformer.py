@@ -225,7 +225,8 @@ class Transformer(nn.Module):
         is no padding. n_loops overrides the number of iterations (inference-time scaling).
 
         With `halting`, each example stops iterating once the rule fires on its distribution at
-        `answer_positions` (B,) (default: the last column); its residual stream is then frozen."""
+        `answer_positions` (B,) (default: its last real token, so right-padded batches are read at
+        the answer, not at a pad column); its residual stream is then frozen."""
         B, T = ids.shape
         n_loops = n_loops or self.cfg.n_loops
         positions = self._positions(B, T, attention_mask, past_length, ids.device)
@@ -240,7 +241,12 @@ class Transformer(nn.Module):
         x = embedded = self.drop(x)
         hidden: list[list[Tensor]] = []
         rows = torch.arange(B, device=ids.device)
-        at = torch.full((B,), T - 1, device=ids.device) if answer_positions is None else answer_positions
+        at = answer_positions
+        if at is None and attention_mask is not None:  # the last real column of each row
+            real = attention_mask[:, past_length:].long() * torch.arange(1, T + 1, device=ids.device)
+            at = real.argmax(-1)
+        elif at is None:
+            at = torch.full((B,), T - 1, device=ids.device)
         history: list[Tensor] = []
         halted = torch.zeros(B, dtype=torch.bool, device=ids.device)
         used = torch.full((B,), n_loops, device=ids.device)
