@@ -10,6 +10,8 @@ def test_horn_data_written_checks_out_and_a_flipped_label_is_caught(tmp_path: Pa
     assert made.returncode == 0, made.stderr
     for name in ("train", "test_all_seen", "test_query_unseen", "test_all_unseen"):
         assert symgen("data", "check", str(out / f"{name}.jsonl")).returncode == 0
+    whole = symgen("data", "check", str(out))  # the directory: every file in it
+    assert whole.returncode == 0 and whole.stdout.count("records valid") == 4
     vocab = json.loads((out / "vocab.json").read_text())
     assert set(vocab) == {"special", "seen", "unseen"}
 
@@ -21,6 +23,23 @@ def test_horn_data_written_checks_out_and_a_flipped_label_is_caught(tmp_path: Pa
     bad.write_text("\n".join(lines) + "\n")
     result = symgen("data", "check", str(bad))
     assert result.returncode == 1 and "line 5" in result.stderr and len(result.stderr.splitlines()) == 1
+    (out / "test_all_seen.jsonl").write_text("\n".join(lines) + "\n")
+    result = symgen("data", "check", str(out))
+    assert result.returncode == 1 and "test_all_seen.jsonl line 5" in result.stderr
+
+
+def one_line(result) -> str:
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode != 0 and "Traceback" not in result.stderr and len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def test_binary_and_empty_files_are_refused_in_one_line(tmp_path: Path):
+    binary, empty = tmp_path / "x.jsonl", tmp_path / "empty.jsonl"
+    binary.write_bytes(bytes(range(256)) * 4)
+    empty.write_text("")
+    assert "not valid JSON" in one_line(symgen("data", "check", str(binary)))
+    assert "holds no records" in one_line(symgen("data", "check", str(empty)))
 
 
 def test_kg_data_written_passes_the_audit(tmp_path: Path):
@@ -32,3 +51,5 @@ def test_kg_data_written_passes_the_audit(tmp_path: Path):
     graph["facts"][0][2] = graph["facts"][1][2] if graph["facts"][0][2] != graph["facts"][1][2] else "e0"
     (out / "graph.json").write_text(json.dumps(graph))
     assert symgen("data", "check", str(out)).returncode == 1
+    (out / "graph.json").write_bytes(bytes(range(256)) * 4)
+    assert "not a text file" in one_line(symgen("data", "check", str(out)))

@@ -24,16 +24,42 @@ def assert_one_line_error(result, *fragments: str) -> None:
         (["train", "reverse", "train.steps=many", "--out", "x"], ["train.steps: expected int"]),
         (["reproduce", "--suite", "huge"], ["--suite 'huge'"]),
         (["data", "kg", "--setting", "systematic", "--entities", "0", "--out", "x"], ["entities"]),
+        (["train", "reverse", "train.threads=-1", "--out", "x"], ["train.threads=-1 must be >= 0"]),
+        (["train", "reverse", *TINY, "train.steps=2", "--out", "a-file/run"], ["cannot create the folder"]),
+        (["reproduce", "--suite", "smoke", "--only", "reverse", "--out", "a-file/out"], ["cannot create"]),
     ],
 )
 def test_bad_input_gives_one_line(tmp_path: Path, args, fragments):
-    assert_one_line_error(symgen(*args, cwd=tmp_path), *fragments)
+    (tmp_path / "a-file").write_text("not a folder")
+    result = symgen(*args, cwd=tmp_path)
+    assert_one_line_error(result, *fragments)
+    assert result.returncode == 2 and (tmp_path / "a-file").read_text() == "not a folder"
+
+
+def interrupted_run(tmp_path: Path) -> list[str]:
+    """A finished tiny run with its summary removed: as if killed after its step-20 checkpoint."""
+    args = ["reverse", *TINY, "train.steps=40", "--out", str(tmp_path / "run"), "--no-progress"]
+    assert symgen("train", *args).returncode == 0
+    (tmp_path / "run" / "summary.json").unlink()
+    return args
+
+
+def test_damaged_checkpoint_json_and_another_thread_count_give_one_line(tmp_path: Path):
+    args = interrupted_run(tmp_path)
+    state = next((tmp_path / "run" / "checkpoints").glob("*.json"))
+    good = state.read_bytes()
+    result = symgen("train", *args, "train.threads=2", "--resume")
+    assert_one_line_error(result, "train.threads=1", "same count")
+    state.write_bytes(bytes(range(256)))
+    assert_one_line_error(symgen("train", *args, "--resume"), "truncated or corrupt")
+    state.write_text('{"step": 20}')
+    assert_one_line_error(symgen("train", *args, "--resume"), "truncated or corrupt", "no elapsed")
+    state.write_bytes(good)
+    assert symgen("train", *args, "--resume").returncode == 0
 
 
 def test_truncated_checkpoint_gives_one_line(tmp_path: Path):
-    args = ["reverse", *TINY, "train.steps=40", "--out", str(tmp_path / "run"), "--no-progress"]
-    assert symgen("train", *args).returncode == 0
-    (tmp_path / "run" / "summary.json").unlink()  # pretend it was interrupted after step 20
+    args = interrupted_run(tmp_path)
     ckpt = next((tmp_path / "run" / "checkpoints").glob("*.safetensors"))
     ckpt.write_bytes(ckpt.read_bytes()[:100])
     assert_one_line_error(symgen("train", *args, "--resume"), "truncated or corrupt")

@@ -121,4 +121,7 @@ def main() -> None:
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
+    except OSError as e:  # a path the user gave that cannot be read or written (full disk, permissions)
+        print(f"symgen: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
+        sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)

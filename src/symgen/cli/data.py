@@ -66,17 +66,25 @@ def kg(setting: str, out: Path, **options: float | None) -> None:
 @data.command()
 @click.argument("path", type=click.Path(path_type=Path))
 def check(path: Path) -> None:
-    """Validate a Horn-clause JSONL file (every record, with the independent checker) or audit a
-    knowledge-graph dataset directory. Exit 1 naming the first problem."""
+    """Validate a Horn-clause JSONL file or dataset directory (every record of every file, with the
+    independent checker) or audit a knowledge-graph dataset directory. Exit 1 naming the first
+    problem."""
     from symgen.tasks import checker, kg_audit
 
     if not path.exists():
         raise UserError(f"{path} does not exist")
     try:
-        if path.is_dir():
+        if path.is_dir() and (path / "vocab.json").is_file() and not kg_audit.detect(path):
+            files = sorted(path.glob("*.jsonl"))
+            if not files:
+                raise UserError(f"{path} holds vocab.json but no .jsonl files")
+            for f in files:
+                click.echo(f"{f}: {checker.check_file(f)} records valid")
+        elif path.is_dir():
             if not kg_audit.detect(path):
                 raise UserError(
-                    f"{path} is a directory without graph.json: give a JSONL file or a KG dataset"
+                    f"{path} is a directory without graph.json or vocab.json: give a JSONL file, a Horn "
+                    "dataset or a KG dataset"
                 )
             problems = kg_audit.audit_dir(path)
             if problems:

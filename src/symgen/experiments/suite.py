@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 
 from symgen.config import resolve
-from symgen.errors import UserError
+from symgen.errors import UserError, writable_dir
 from symgen.experiments.claims import Claim, default_claims
 from symgen.training.run import is_finished, read_summary, train_run
 
@@ -193,6 +193,7 @@ def run_suite(suite: str, out: Path, only: str | None = None, jobs: int = 1, pro
 
     started = time.time()
     chosen = select(suite, only)
+    writable_dir(out)
     run_root, figure_dir = out / "runs", out / "figures"
     # experiments may analyse each other's runs: a run named twice is trained once
     all_runs = list({r.name: r for exp in chosen for r in exp.runs(suite)}.values())

@@ -236,7 +236,7 @@ def check_file(path: str | Path) -> int:
     """
     path = Path(path)
     try:
-        fh = path.open()
+        fh = path.open(errors="replace")  # bytes that are not text fail as invalid JSON below
     except OSError as e:
         raise UserError(f"cannot read {path}: {e.strerror}") from None
     n = 0
@@ -252,4 +252,6 @@ def check_file(path: str | Path) -> int:
             if err:
                 raise UserError(f"{path} line {lineno}: {err}")
             n += 1
+    if n == 0:
+        raise UserError(f"{path} holds no records")
     return n

@@ -379,6 +379,8 @@ def _read_json(path: Path) -> Any:
         raise UserError(f"{path} is missing; regenerate the dataset")
     try:
         return json.loads(path.read_text())
+    except UnicodeDecodeError:
+        raise UserError(f"{path}: not a text file; regenerate the dataset") from None
     except json.JSONDecodeError as e:
         raise UserError(f"{path}: not valid JSON ({e}); regenerate the dataset") from None
 
@@ -405,7 +407,7 @@ def load_dataset(data_dir: str | Path) -> KGDataset:
         if not path.is_file():
             raise UserError(f"{path} is missing; regenerate the dataset")
         recs = []
-        with path.open() as f, no_gc():
+        with path.open(errors="replace") as f, no_gc():
             for lineno, line in enumerate(f, 1):
                 try:
                     recs.append(json.loads(line))

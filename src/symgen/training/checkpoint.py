@@ -19,6 +19,9 @@ from safetensors.torch import load_file, save_file
 
 from symgen.errors import UserError
 
+# what a checkpoint's JSON must hold for a run to resume from it
+STATE_KEYS = ("step", "elapsed", "window", "last_eval", "optimizer", "hooks")
+
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
@@ -107,10 +110,12 @@ def save_checkpoint(
 
 def load_checkpoint(directory: Path, step: int) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     tensor_path, json_path = checkpoint_paths(directory, step)
+    damaged = f"checkpoint {json_path} is truncated or corrupt"
     try:
         state = json.loads(json_path.read_text())
-    except (json.JSONDecodeError, OSError) as e:
-        raise UserError(
-            f"checkpoint {json_path} is truncated or corrupt ({e}); delete it to resume from an earlier one"
-        ) from None
+    except (ValueError, OSError) as e:  # ValueError: bad JSON or bytes that are not text
+        raise UserError(f"{damaged} ({type(e).__name__}); delete it to resume from an earlier one") from None
+    missing = [k for k in STATE_KEYS if not isinstance(state, dict) or k not in state]
+    if missing:
+        raise UserError(f"{damaged} (no {', '.join(missing)}); delete it to resume from an earlier one")
     return load_tensors(tensor_path), state

@@ -4,6 +4,7 @@ summary.json. A finished run is a no-op when started again; an interrupted one r
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import yaml
 
 from symgen import config as config_mod
 from symgen.config import ExperimentConfig
-from symgen.errors import UserError
+from symgen.errors import UserError, writable_dir
 from symgen.models.transformer import Transformer
 from symgen.tasks.base import Task
 from symgen.tasks.registry import make_task
@@ -102,6 +103,13 @@ def train_run(
         raise UserError(f"{run_dir} holds a run with another config; choose a new --out")
     if is_finished(run_dir):
         return read_summary(run_dir) | {"skipped": True}
+    if config_path.exists():
+        stored = (yaml.safe_load(config_path.read_text()) or {}).get("train", {}).get("threads")
+        if stored is not None and stored != cfg.train.threads:
+            raise UserError(
+                f"{run_dir} was trained with train.threads={stored}; resume with the same count "
+                "(another count changes the arithmetic, so the run would not continue bit for bit)"
+            )
 
     device = resolve_device(cfg.device)
     dist_info = init_distributed(device)
@@ -119,7 +127,7 @@ def train_run(
                 f"{run_dir} holds an unfinished run: pass --resume to continue it, or choose a new --out"
             )
         if dist_info.main:
-            run_dir.mkdir(parents=True, exist_ok=True)
+            writable_dir(run_dir)
             ckpt.atomic_write_bytes(config_path, resolved.encode())
         dist_info.barrier()
 
@@ -131,6 +139,11 @@ def train_run(
             trainer.load(steps[-1])
         elif resume and dist_info.main:
             trainer.log.truncate_after(0)
+        if dist_info.main:
+            threads = torch.get_num_threads()
+            print(
+                f"{cfg.name}: training on {device}, {threads} CPU thread(s) (train.threads)", file=sys.stderr
+            )
         started = time.time()
         final_metrics = trainer.fit()
         summary = {
