@@ -8,7 +8,10 @@ import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from symgen.config import resolve
+from symgen.errors import UserError
 from symgen.tasks.kg_task import KGTask, KGTaskConfig
 from symgen.training.curriculum import DepthCurriculum
 from symgen.training.run import build_model, train_run
@@ -90,3 +93,64 @@ def test_resume_with_curriculum_is_exact(tmp_path: Path):
     assert (run / "final.safetensors").read_bytes() == (ref / "final.safetensors").read_bytes()
     assert again["learnable_depth"] == summary["learnable_depth"]
     assert (run / "metrics.jsonl").read_text() != "" and again["final"] == summary["final"]
+
+
+def tiny_depth(*extra: str) -> list[str]:
+    return [f"task.{k}={v}" for k, v in DEPTH.items()] + [
+        "model.d_model=16",
+        "model.n_heads=2",
+        "model.n_layers=2",
+        "model.n_loops=3",
+        "train.steps=40",
+        "train.batch_size=16",
+        "train.eval_every=5",
+        "train.checkpoint_every=10",
+        "train.warmup_steps=2",
+        *extra,
+    ]
+
+
+def test_a_compute_budget_ends_the_run_at_equal_layer_passes(tmp_path: Path):
+    summary = train_run(
+        resolve("kg-depth-curriculum", tiny_depth("train.budget_layer_passes=45")),
+        tmp_path / "r",
+        progress=False,
+    )
+    # 2 layers x R = 3 per step: 45 passes are spent during step 8, which is then evaluated
+    assert summary["stopped_by"] == "budget" and summary["steps"] == 8 and summary["layer_passes"] == 48
+    last = json.loads((tmp_path / "r" / "metrics.jsonl").read_text().splitlines()[-1])
+    assert last["step"] == 8 and last["layer_passes"] == 48 and "eval/hop_2/accuracy" in last
+
+
+def test_a_stalled_curriculum_ends_the_run(tmp_path: Path):
+    overrides = tiny_depth("task.curriculum_threshold=1.0", "task.curriculum_patience=3")
+    summary = train_run(resolve("kg-depth-curriculum", overrides), tmp_path / "r", progress=False)
+    assert summary["steps"] == 15 and summary["stopped_by"].startswith("curriculum stalled")
+    plain = train_run(resolve("kg-depth-curriculum", tiny_depth()), tmp_path / "plain", progress=False)
+    assert (
+        plain["stopped_by"] in ("steps", "curriculum complete")
+        and plain["layer_passes"] == 6 * plain["steps"]
+    )
+
+
+def test_the_curriculum_stops_below_the_deepest_test_hops():
+    task = KGTask(KGTaskConfig(**DEPTH, curriculum=True, curriculum_max_hops=3), seed=0)
+    (hook,) = task.hooks()
+    trainer = SimpleNamespace()
+    for step, k in ((5, 2), (10, 3)):
+        hook.on_eval(trainer, step, {f"eval/hop_{k}/accuracy": 1.0})
+    assert hook.learnable_depth == 3 and hops_in_training(task) == {1, 2, 3}
+    assert hook.stop_reason(trainer) == "curriculum complete" and "hop_4" in task.tests
+
+
+@pytest.mark.parametrize(
+    "override, message",
+    [
+        ("train.budget_layer_passes=0", "must be positive"),
+        ("task.curriculum_patience=-1", "must be >= 0"),
+        ("task.curriculum_max_hops=1", "must be in 2..task.max_hops"),
+    ],
+)
+def test_bad_budgets_are_refused(override, message):
+    with pytest.raises(UserError, match=message):
+        resolve("kg-depth-curriculum", [override])

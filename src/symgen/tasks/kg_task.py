@@ -56,6 +56,9 @@ class KGTaskConfig:
     curriculum: bool = False  # depth: start at 2 hops, add k+1 when held-out k-hop accuracy passes
     curriculum_threshold: float = 0.95
     curriculum_reset_optimizer: bool = False  # rebuild AdamW (and its warm-up) at every new stage
+    # deepest hop count the curriculum may add (0: max_hops); deeper test chains are never trained on
+    curriculum_max_hops: int = 0
+    curriculum_patience: int = 0  # end the run after this many evaluations without a stage passed (0: never)
     n_eval_train: int = 1000  # fixed sample of training rows scored as train/accuracy
     eval_max_hops: int = 0  # depth: hop counts evaluated (0: max_hops)
     eval_loops: int = 0  # iterations at evaluation (0: model.n_loops)
@@ -78,6 +81,15 @@ class KGTaskConfig:
             raise UserError("task.curriculum needs task.setting=depth")
         if self.curriculum and self.max_hops < 2:
             raise UserError("task.curriculum needs task.max_hops >= 2")
+        if self.curriculum_max_hops and not 2 <= self.curriculum_max_hops <= self.max_hops:
+            raise UserError(
+                f"task.curriculum_max_hops={self.curriculum_max_hops} must be in "
+                f"2..task.max_hops={self.max_hops} (or 0: max_hops)"
+            )
+        if self.curriculum_patience < 0:
+            raise UserError(
+                f"task.curriculum_patience={self.curriculum_patience} must be >= 0 (0: never stop)"
+            )
         if not 0.0 < self.curriculum_threshold <= 1.0:
             raise UserError(f"task.curriculum_threshold={self.curriculum_threshold} must be in (0, 1]")
         for key in ("n_eval_train", "eval_loops"):
@@ -198,6 +210,8 @@ class KGTask(Task):
                 self,
                 threshold=self.cfg.curriculum_threshold,
                 reset_optimizer=self.cfg.curriculum_reset_optimizer,
+                patience=self.cfg.curriculum_patience,
+                max_hops=self.cfg.curriculum_max_hops or None,
             )
         ]
 

@@ -37,6 +37,9 @@ class TrainConfig:
     eval_every: int = 200
     checkpoint_every: int = 500
     keep_checkpoints: int = 2  # newest checkpoints kept (0: all)
+    # compute budget: stop once the blocks have been applied this many times in all (n_layers × R per
+    # step, summed), so runs of different R compare at equal compute; None: no budget, only `steps`
+    budget_layer_passes: int | None = None
     threads: int = 1  # torch CPU threads (small models run fastest on one); 0: torch's default
     # (un)embedding interventions (symgen.training.interventions)
     freeze_embeddings: bool = False  # keep the rows at their initialization
@@ -50,6 +53,10 @@ class TrainConfig:
     def validate(self) -> None:
         positive = {"steps": self.steps, "batch_size": self.batch_size, "eval_every": self.eval_every}
         positive |= {"checkpoint_every": self.checkpoint_every}
+        if self.budget_layer_passes is not None and self.budget_layer_passes <= 0:
+            raise UserError(
+                f"train.budget_layer_passes={self.budget_layer_passes} must be positive (or null: no budget)"
+            )
         if self.threads < 0:
             raise UserError(f"train.threads={self.threads} must be >= 0 (0: torch's default)")
         for key, value in positive.items():

@@ -4,7 +4,9 @@ Training starts with atomic facts and 2-hop chains. After every evaluation, when
 accuracy on the current deepest hop count k (``eval/hop_k/accuracy``) reaches the threshold,
 (k + 1)-hop chains join the training data (earlier hops stay). The largest k that passed is the
 model's *learnable depth*; it goes to summary.json. Optionally AdamW is rebuilt at every new stage
-and its warm-up restarts, as in the authors' code.
+and its warm-up restarts, as in the authors' code. With `patience`, the run ends once that many
+evaluations pass without a stage passing (the authors train until the curriculum stalls); it also
+ends when the deepest hop count has passed.
 
 The stage is the task state that decides the batches; it is checkpointed through
 :meth:`state_dict`, so a resumed run sees exactly the batches an uninterrupted one would.
@@ -38,9 +40,11 @@ class DepthCurriculum(Hook):
         max_hops: int | None = None,
         reset_optimizer: bool = False,
         metric: str = "eval/hop_{k}/accuracy",
+        patience: int = 0,
     ) -> None:
         self.task, self.threshold, self.metric = task, threshold, metric
-        self.reset_optimizer = reset_optimizer
+        self.reset_optimizer, self.patience = reset_optimizer, patience
+        self.evals_in_stage = 0  # evaluations since the current stage began
         self.max_hops = max_hops if max_hops is not None else max(getattr(task, "by_hop", {2: None}))
         self.stage = start  # deepest hop count in training
         self.learnable_depth = 0  # largest k whose held-out accuracy passed the threshold
@@ -59,7 +63,9 @@ class DepthCurriculum(Hook):
 
     def on_eval(self, trainer: Trainer, step: int, metrics: dict[str, float]) -> None:
         accuracy = metrics.get(self.metric.format(k=self.stage))
+        self.evals_in_stage += 1
         if accuracy is not None and accuracy >= self.threshold:
+            self.evals_in_stage = 0
             self.learnable_depth = max(self.learnable_depth, self.stage)
             self.history.append({"hops": self.stage, "step": step, "accuracy": accuracy})
             if self.stage < self.max_hops:
@@ -70,6 +76,13 @@ class DepthCurriculum(Hook):
                     trainer.optimizer = build_optimizer(trainer.model, trainer.cfg.train)
         metrics["eval/curriculum/stage"] = float(self.stage)
         metrics["eval/curriculum/learnable_depth"] = float(self.learnable_depth)
+
+    def stop_reason(self, trainer: Trainer) -> str | None:
+        if self.learnable_depth >= self.max_hops:
+            return "curriculum complete"
+        if self.patience and self.evals_in_stage >= self.patience:
+            return f"curriculum stalled ({self.patience} evaluations without a stage passed)"
+        return None
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -83,6 +96,7 @@ class DepthCurriculum(Hook):
             "stage": self.stage,
             "learnable_depth": self.learnable_depth,
             "stage_started": self.stage_started,
+            "evals_in_stage": self.evals_in_stage,
             "history": self.history,
         }
 
@@ -91,4 +105,5 @@ class DepthCurriculum(Hook):
             return
         self.stage, self.learnable_depth = state["stage"], state["learnable_depth"]
         self.stage_started, self.history = state["stage_started"], list(state["history"])
+        self.evals_in_stage = state.get("evals_in_stage", 0)
         self.task.set_train_hops(self.stage)

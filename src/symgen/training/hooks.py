@@ -28,6 +28,10 @@ class Hook:
     def on_eval(self, trainer: Trainer, step: int, metrics: dict[str, float]) -> None:
         """After an evaluation; may add entries to `metrics` or change the task (curricula)."""
 
+    def stop_reason(self, trainer: Trainer) -> str | None:
+        """Checked after every evaluation: a reason to end the run now (a stalled curriculum)."""
+        return None
+
     def summary(self) -> dict[str, Any]:
         """Entries this hook adds to the run's summary.json (a curriculum's learnable depth, say)."""
         return {}

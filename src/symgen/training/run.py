@@ -151,6 +151,8 @@ def train_run(
             "steps": trainer.step,
             "train_seconds": round(trainer.elapsed, 2),
             "steps_per_second": round(trainer.step / max(trainer.elapsed, 1e-9), 2),
+            "stopped_by": trainer.stopped_by,
+            "layer_passes": trainer.layer_passes,
             "wall_seconds_this_process": round(time.time() - started, 2),
             "parameters": model.num_parameters(),
             "world_size": dist_info.world,

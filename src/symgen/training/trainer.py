@@ -79,6 +79,8 @@ class Trainer:
         self.window: dict[str, float] = {}  # train metrics summed since the last log line
         self.last_eval: dict[str, float] = {}
         self.n_loops = cfg.model.n_loops  # iterations of the current step (hooks may read it)
+        self.layer_passes = 0  # blocks applied in training so far (n_layers × R per step): compute
+        self.stopped_by = ""  # why fit() ended: steps, budget, or a hook's reason
         self.optimizer = build_optimizer(model, cfg.train)
         self.ddp = (
             DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
@@ -117,6 +119,7 @@ class Trainer:
             "elapsed": self.elapsed,
             "window": self.window,
             "last_eval": self.last_eval,
+            "layer_passes": self.layer_passes,
             "optimizer": opt_rest,
             "hooks": {h.name: h.state_dict() for h in self.hooks},
         }
@@ -134,6 +137,7 @@ class Trainer:
             hook.load_state_dict(state["hooks"].get(hook.name, {}))
         self.step, self.elapsed = state["step"], state["elapsed"]
         self.window, self.last_eval = state["window"], state["last_eval"]
+        self.layer_passes = state.get("layer_passes", 0)
         self.log.truncate_after(self.step)
 
     def save_checkpoint(self) -> None:
@@ -208,7 +212,7 @@ class Trainer:
         if "lr" in w:
             record["lr"] = w.pop("lr")
         record |= {f"train/{k}": v / n for k, v in w.items()}
-        record |= extra | {"elapsed_s": round(self.elapsed, 2)}
+        record |= extra | {"elapsed_s": round(self.elapsed, 2), "layer_passes": self.layer_passes}
         self.log.write(record)
         return record
 
@@ -222,16 +226,20 @@ class Trainer:
         )
         headline = f"eval/{self.task.headline_metric()}"
         log_every = max(1, t.eval_every // 4)
-        while self.step < t.steps:
+        while self.step < t.steps and not self.stopped_by:
             start = time.perf_counter()
             self.train_step(self.step)
             self.step += 1
+            self.layer_passes += self.cfg.model.n_layers * self.n_loops
             self.elapsed += time.perf_counter() - start
+            over_budget = t.budget_layer_passes is not None and self.layer_passes >= t.budget_layer_passes
             extra: dict[str, float] = {}
-            if self.step % t.eval_every == 0 or self.step == t.steps:
+            if self.step % t.eval_every == 0 or self.step == t.steps or over_budget:
                 start = time.perf_counter()
                 extra = self.evaluate()
                 self.elapsed += time.perf_counter() - start
+                reasons = [r for hook in self.hooks if (r := hook.stop_reason(self))]
+                self.stopped_by = "budget" if over_budget else (reasons[0] if reasons else "")
             if extra or self.step % log_every == 0:
                 record = self.flush_window(extra)
                 bar.set_postfix(
@@ -243,4 +251,5 @@ class Trainer:
             if self.step % t.checkpoint_every == 0 and self.step < t.steps:
                 self.save_checkpoint()
         bar.close()
+        self.stopped_by = self.stopped_by or "steps"
         return self.last_eval
