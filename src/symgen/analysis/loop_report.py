@@ -166,8 +166,13 @@ def halting(run_dir: Path, kl_eps: float = 0.001, entropy_max: float = 3.0, max_
     ax.plot(
         [r["mean_iterations"] for r in fixed_rows], [r["accuracy"] for r in fixed_rows], "o-", label="fixed r"
     )
-    for row, marker in zip(overall[:2], ("*", "s"), strict=True):
-        ax.plot(row["mean_iterations"], row["accuracy"], marker, ms=12, label=row["rule"])
+    # KL-only as a large hollow square under a smaller filled star: both stay visible when they coincide
+    for row, style in zip(
+        overall[1::-1],
+        ({"marker": "s", "ms": 15, "mfc": "none", "mew": 2}, {"marker": "*", "ms": 11}),
+        strict=True,
+    ):
+        ax.plot(row["mean_iterations"], row["accuracy"], ls="none", label=row["rule"], **style)
     ax.set_xlabel("mean iterations used")
     ax.set_ylabel("accuracy")
     ax.set_title(f"Adaptive halting: {Path(run_dir).name}")

@@ -38,6 +38,11 @@ def line_figure(
         ax.text(x, ax.get_ylim()[1], f" {label}", rotation=90, va="top", fontsize=8, color="gray")
     if all(float(v).is_integer() for x, _ in series.values() for v in x):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    xs = {float(v) for x, _ in series.values() for v in x}
+    if len(xs) == 1:  # one x value: show it with room around, not an axis of 11.40-12.60
+        (x0,) = xs
+        ax.set_xlim(x0 - max(1.0, abs(x0) * 0.5), x0 + max(1.0, abs(x0) * 0.5))
+        ax.set_xticks([x0])
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if ylim:

@@ -4,8 +4,10 @@ fills it with a measured value and a verdict."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
-VERDICTS = ("reproduced", "not reproduced", "not run")
+# not judged: the run behind the claim never learned its task, so its numbers cannot test the claim
+VERDICTS = ("reproduced", "not reproduced", "not judged", "not run")
 
 
 @dataclass
@@ -16,6 +18,7 @@ class Claim:
     measured: str = ""
     verdict: str = "not run"
     evidence: list[str] = field(default_factory=list)
+    values: dict[str, Any] = field(default_factory=dict)  # the numbers the verdict used (per seed: lists)
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:

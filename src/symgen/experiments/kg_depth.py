@@ -174,6 +174,10 @@ class KGDepthExperiment(Experiment):
             measured,
             "reproduced" if grows else "not reproduced",
             [str(p) for p in run_dirs.values()],
+            {
+                "learnable_depth_by_r": {str(r): d for r, d in zip(rs, depths, strict=True)},
+                "dynamic": dynamic,
+            },
         )
 
 

@@ -136,7 +136,7 @@ class KGSystematicExperiment(Experiment):
             ),
         )
         table = Table(
-            ["run", "recipe", "blocks", "R", "parameters", "steps", "train s", "train", "ID", "OOD"]
+            ["run", "recipe", "blocks", "R", "parameters", "steps", "training seconds", "train", "ID", "OOD"]
             + ["OOD atomic recall", "train phase", "ID phase", "OOD phase"],
             rows,
             f"Accuracies: mean of the last {LAST_EVALS} evaluations. Phase: first step with train/ID "

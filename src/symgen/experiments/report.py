@@ -11,17 +11,39 @@ from pathlib import Path
 
 import torch
 
-from symgen.experiments.claims import Claim
+from symgen.experiments.claims import VERDICTS, Claim
 from symgen.experiments.suite import Section, Table
 
 STYLE = """
-body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:14px}
-td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#f3f3f3} .reproduced{background:#dff5df} .not-reproduced{background:#fbe0e0}
-.not-run{color:#888} img{max-width:100%;border:1px solid #eee;margin:.5em 0}
-caption{text-align:left;color:#555}
+body{font-family:system-ui,sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;color:#222}
+.wide{max-width:100%;overflow-x:auto}
+table{border-collapse:collapse;margin:1em 0;font-size:13px}
+td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+th{background:#f3f3f3;font-weight:600} .reproduced{background:#dff5df} .not-reproduced{background:#fbe0e0}
+.not-run,.not-judged{color:#888} img{max-width:100%;border:1px solid #eee;margin:.5em 0}
+figure{display:inline-block;width:49%;margin:0;vertical-align:top} caption{text-align:left;color:#555}
+.scale{background:#fff7dd;border:1px solid #e8d9a0;padding:.6em 1em}
 """
+SCALE = {
+    "smoke": "Smoke scale: tiny models trained for a few dozen steps check that every command, run and "
+    "analysis works end to end. They do not learn the tasks, so the verdicts below test the plumbing, "
+    "not the papers.",
+    "quick": "Quick scale: the papers' setups shrunk to train on a 2-core CPU (models of about 0.1-0.3M "
+    "parameters, minutes per run). An effect that needs the papers' model sizes or training lengths may "
+    "not appear here; a 'not reproduced' speaks for this scale only.",
+    "paper": "Paper scale: the papers' sizes and training lengths (a GPU is needed).",
+}
+
+
+def _evidence(item: str) -> str:
+    """A link to the run directory or figure an evidence entry names (relative to the report)."""
+    if item.endswith(".png"):
+        href = f"figures/{Path(item).name}"
+    elif "*" in item or " " in item:
+        return html.escape(item)
+    else:
+        href = f"runs/{Path(item).name}/"
+    return f'<a href="{html.escape(href)}">{html.escape(Path(item).name)}</a>'
 
 
 def _table(table: Table) -> str:
@@ -30,7 +52,7 @@ def _table(table: Table) -> str:
         "<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in row) + "</tr>" for row in table.rows
     )
     caption = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""
-    return f"<table>{caption}<tr>{head}</tr>{rows}</table>"
+    return f'<div class="wide"><table>{caption}<tr>{head}</tr>{rows}</table></div>'
 
 
 def _fmt(value: object) -> str:
@@ -44,19 +66,21 @@ def _figure(path: Path) -> str:
     return f'<figure><img alt="{html.escape(path.name)}" src="data:image/png;base64,{data}"></figure>'
 
 
-def _claims(claims: list[Claim]) -> str:
+def _claims(claims: list[Claim], suite: str) -> str:
     rows = []
     for c in claims:
         css = c.verdict.replace(" ", "-")
-        cells = [c.id, c.claim, c.paper, c.measured or "—", c.verdict, ", ".join(c.evidence)]
-        rows.append(f'<tr class="{css}">' + "".join(f"<td>{html.escape(x)}</td>" for x in cells) + "</tr>")
+        verdict = c.verdict + (" (smoke scale)" if suite == "smoke" and c.verdict != "not run" else "")
+        cells = [html.escape(x) for x in (c.id, c.claim, c.paper, c.measured or "—", verdict)]
+        cells.append(", ".join(_evidence(e) for e in c.evidence))
+        rows.append(f'<tr class="{css}">' + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in ("id", "claim", "paper", "measured", "verdict", "evidence"))
-    return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
+    return f'<div class="wide"><table><tr>{head}</tr>{"".join(rows)}</table></div>'
 
 
 def write_report(path: Path, suite: str, sections: list[Section], claims: list[Claim], timing: dict) -> Path:
     now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    counts = {v: sum(c.verdict == v for c in claims) for v in ("reproduced", "not reproduced", "not run")}
+    counts = {v: sum(c.verdict == v for c in claims) for v in VERDICTS}
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>symgen report ({suite})</title>",
         f"<style>{STYLE}</style></head><body>",
@@ -65,9 +89,10 @@ def write_report(path: Path, suite: str, sections: list[Section], claims: list[C
         f"{torch.get_num_threads()} CPU threads{', CUDA' if torch.cuda.is_available() else ''}. "
         f"Time taken: {timing['wall_seconds']:.0f} s wall clock for this invocation; "
         f"{timing['train_seconds_of_runs']:.0f} s of training summed over the suite's runs.</p>",
-        "<p>Claims: " + ", ".join(f"{n} {v}" for v, n in counts.items()) + ".</p>",
+        f'<p class="scale">{html.escape(SCALE.get(suite, ""))}</p>',
+        "<p>Claims: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".</p>",
         "<h2>Claims</h2>",
-        _claims(claims),
+        _claims(claims, suite),
     ]
     for section in sections:
         parts.append(f"<h2>{html.escape(section.title)}</h2>")

@@ -347,9 +347,10 @@ class UnseenSymbolsExperiment(Experiment):
         def ta(method: str, scenario: str, prefix: str = "eval/") -> float:
             return finals[method].get(f"{prefix}{scenario}/token_accuracy", float("nan"))
 
-        def claim(cid: str, measured: str, ok: bool, evidence: list[str]) -> Claim:
+        def claim(cid: str, measured: str, ok: bool, evidence: list[str], values: dict) -> Claim:
             text, paper = PAPER_CLAIMS[cid]
-            return Claim(cid, text, paper, measured, "reproduced" if ok else "not reproduced", evidence)
+            verdict = "reproduced" if ok else "not reproduced"
+            return Claim(cid, text, paper, measured, verdict, evidence, values)
 
         claims = []
         s_seen, s_unseen = em("standard", "all_seen"), em("standard", "all_unseen")
@@ -361,6 +362,7 @@ class UnseenSymbolsExperiment(Experiment):
                 f"{ta('standard', 'all_seen'):.2f} / {ta('standard', 'all_unseen'):.2f}",
                 s_seen >= A71_SEEN and s_unseen <= A71_UNSEEN,
                 ["unseen-standard"],
+                {"standard_all_seen": s_seen, "standard_all_unseen": s_unseen},
             )
         )
 
@@ -375,6 +377,7 @@ class UnseenSymbolsExperiment(Experiment):
                 f"all_unseen {au_best:.2f}",
                 qu_best >= s_qu + DIRECTIONAL and au_best <= A71_UNSEEN,
                 ["unseen-copy", "unseen-copy-seen*", "unseen-standard"],
+                {"copy_query_unseen": qu_best, "standard_query_unseen": s_qu, "copy_all_unseen": au_best},
             )
         )
 
@@ -396,6 +399,13 @@ class UnseenSymbolsExperiment(Experiment):
                 f"as trained {ta('copy_forget', 'all_unseen'):.2f}",
                 frozen_ok and forget_ok,
                 ["unseen-copy_frozen", "unseen-copy_forget"],
+                {
+                    "frozen_all_seen": f_seen,
+                    "frozen_all_unseen": f_unseen,
+                    "forget_redrawn_all_seen": g_seen,
+                    "forget_redrawn_all_unseen": g_unseen,
+                    "forget_as_trained_all_unseen": t_unseen,
+                },
             )
         )
 
@@ -410,6 +420,7 @@ class UnseenSymbolsExperiment(Experiment):
                     f"vs {ta('forget_temporary', 'all_unseen'):.2f})",
                     c_tmp >= s_tmp + DIRECTIONAL,
                     ["unseen-copy_forget_temporary", "unseen-forget_temporary"],
+                    {"with_copy_all_unseen": c_tmp, "without_copy_all_unseen": s_tmp},
                 )
             )
         else:
@@ -428,6 +439,7 @@ class UnseenSymbolsExperiment(Experiment):
                 f"(needs >= {A75_COLLAPSED:.2f} and < {A75_FROZEN:.2f})",
                 s_cos >= A75_COLLAPSED and abs(f_cos) < A75_FROZEN,
                 ["unseen-standard", "unseen-copy_frozen"],
+                {"standard_unseen_cosine": s_cos, "frozen_unseen_cosine": f_cos},
             )
         )
         return claims
@@ -441,9 +453,10 @@ class UnseenSymbolsExperiment(Experiment):
         def fmt(values: list[float]) -> str:
             return "/".join(f"{v:.2f}" for v in values) or "—"
 
-        def claim(cid: str, measured: str, ok: bool, evidence: list[str]) -> Claim:
+        def claim(cid: str, measured: str, ok: bool, evidence: list[str], values: dict) -> Claim:
             text, paper = PAPER_CLAIMS[cid]
-            return Claim(cid, text, paper, measured, "reproduced" if ok else "not reproduced", evidence)
+            verdict = "reproduced" if ok else "not reproduced"
+            return Claim(cid, text, paper, measured, verdict, evidence, values)
 
         if "standard+β" not in by_seed:
             return []
@@ -456,6 +469,7 @@ class UnseenSymbolsExperiment(Experiment):
                 f"(needs >= {A71_SEEN:.2f} and <= {A71_UNSEEN:.2f})",
                 all(v >= A71_SEEN for v in s_seen) and all(v <= A71_UNSEEN for v in s_unseen),
                 [run_name("standard+β")],
+                {"all_seen": s_seen, "all_unseen": s_unseen},
             )
         )
         c_qu, c_au = em("copy+β", "query_unseen"), em("copy+β", "all_unseen")
@@ -466,9 +480,10 @@ class UnseenSymbolsExperiment(Experiment):
                 f"copy + β: query_unseen {fmt(c_qu)} vs standard + β {fmt(s_qu)}; all_unseen {fmt(c_au)}",
                 bool(c_qu) and min(c_qu) >= max(s_qu) + DIRECTIONAL and all(v <= A71_UNSEEN for v in c_au),
                 [run_name("copy+β"), run_name("standard+β")],
+                {"copy_query_unseen": c_qu, "standard_query_unseen": s_qu, "copy_all_unseen": c_au},
             )
         )
-        parts, ok = [], True
+        parts, ok, values = [], True, {}
         views = (("copy_frozen+β", "eval/", ""), ("copy_forget+β", "redrawn/", ", rows re-drawn"))
         for method, prefix, view in views:
             seen, unseen = em(method, "all_seen", prefix), em(method, "all_unseen", prefix)
@@ -476,6 +491,7 @@ class UnseenSymbolsExperiment(Experiment):
                 u >= A73_UNSEEN and u >= s - A73_GAP for s, u in zip(seen, unseen, strict=True)
             )
             label = method.removesuffix("+β")
+            values |= {f"{label}_all_seen": seen, f"{label}_all_unseen": unseen}
             parts.append(f"{label} + β{view}: all_unseen {fmt(unseen)} (all_seen {fmt(seen)})")
         as_trained = em("copy_forget+β", "all_unseen")
         claims.append(
@@ -486,6 +502,7 @@ class UnseenSymbolsExperiment(Experiment):
                 f"{A73_UNSEEN:.2f} and within {A73_GAP:.2f} of all_seen in every seed)",
                 ok,
                 [run_name("copy_frozen+β"), run_name("copy_forget+β")],
+                values | {"copy_forget_as_trained_all_unseen": as_trained},
             )
         )
         c_tmp, s_tmp = em("copy_forget_temporary+β", "all_unseen"), em("forget_temporary+β", "all_unseen")
@@ -497,6 +514,7 @@ class UnseenSymbolsExperiment(Experiment):
                     f"without {fmt(s_tmp)}",
                     min(c_tmp) >= max(s_tmp) + DIRECTIONAL,
                     [run_name("copy_forget_temporary+β"), run_name("forget_temporary+β")],
+                    {"with_copy_all_unseen": c_tmp, "without_copy_all_unseen": s_tmp},
                 )
             )
         return claims
