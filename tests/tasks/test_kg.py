@@ -125,6 +125,9 @@ def test_write_load_roundtrip(tmp_path, make):
     assert loaded.config == cfg and loaded.graph == fresh.graph and loaded.splits == fresh.splits
     assert summary["splits"]["train"]["records"] == len(fresh.splits["train"])
     assert kg_audit.audit_dir(tmp_path / "d") == []
+    listed = set(json.loads((tmp_path / "d" / "config.json").read_text()))
+    unused = kg.DEPTH_ONLY if cfg.setting == "systematic" else kg.SYSTEMATIC_ONLY
+    assert listed.isdisjoint(unused) and {"setting", "entities", "relations", "seed"} <= listed
 
 
 def _has(problems: list[str], text: str) -> bool:

@@ -60,7 +60,7 @@ def kg(setting: str, out: Path, **options: float | None) -> None:
     base = paper_systematic() if setting == "systematic" else paper_depth()
     cfg = dataclasses.replace(base, **{k: v for k, v in options.items() if v is not None})
     cfg.validate()
-    click.echo(json.dumps(write_dataset(cfg, out), indent=1, default=str))
+    click.echo(json.dumps(write_dataset(cfg, out, progress=True), indent=1, default=str))
 
 
 @data.command()
@@ -86,6 +86,7 @@ def check(path: Path) -> None:
                     f"{path} is a directory without graph.json or vocab.json: give a JSONL file, a Horn "
                     "dataset or a KG dataset"
                 )
+            print(f"auditing the knowledge-graph dataset in {path}...", file=sys.stderr)
             problems = kg_audit.audit_dir(path)
             if problems:
                 raise UserError(

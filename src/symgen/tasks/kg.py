@@ -30,12 +30,14 @@ import dataclasses
 import gc
 import json
 import math
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from symgen.errors import UserError
 
@@ -50,6 +52,10 @@ def entity_token(i: int) -> str:
 
 def relation_token(j: int) -> str:
     return f"r{j}"
+
+
+SYSTEMATIC_ONLY = ("out_degree", "ood_fraction", "phi", "n_test_id", "n_test_ood")
+DEPTH_ONLY = ("max_hops", "per_hop", "test_per_hop")
 
 
 @dataclass
@@ -79,6 +85,11 @@ class KGConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    def setting_dict(self) -> dict[str, Any]:
+        """The keys that apply to this config's setting (what a dataset's config.json lists)."""
+        unused = DEPTH_ONLY if self.setting == "systematic" else SYSTEMATIC_ONLY
+        return {k: v for k, v in self.to_dict().items() if k not in unused}
 
     # Derived sizes (systematic setting unless stated).
     def n_atomic(self) -> int:
@@ -243,8 +254,9 @@ def _record(tokens: list[str], target: str, bridges: list[str], split: str) -> d
     return {"input": tokens, "target": target, "hops": len(tokens) - 1, "split": split, "bridges": bridges}
 
 
-def generate(cfg: KGConfig) -> KGDataset:
-    """Build the dataset described by ``cfg`` (deterministic in ``cfg``)."""
+def generate(cfg: KGConfig, progress: bool = False) -> KGDataset:
+    """Build the dataset described by ``cfg`` (deterministic in ``cfg``); `progress` shows a bar
+    over the hop counts of the depth setting (the slow part)."""
     cfg.validate()
     rng = np.random.default_rng(cfg.seed)
     ent = [entity_token(i) for i in range(cfg.entities)]
@@ -253,7 +265,7 @@ def generate(cfg: KGConfig) -> KGDataset:
         if cfg.setting == "systematic":
             facts, splits = _systematic(cfg, rng, ent, rel)
         else:
-            facts, splits = _depth(cfg, rng, ent, rel)
+            facts, splits = _depth(cfg, rng, ent, rel, progress)
     return KGDataset(graph={"entities": ent, "relations": rel, "facts": facts}, splits=splits, config=cfg)
 
 
@@ -328,14 +340,15 @@ def _unique_chains(rng: np.random.Generator, n_e: int, n_r: int, k: int, size: i
     return out[:size]
 
 
-def _depth(cfg: KGConfig, rng: np.random.Generator, ent: list[str], rel: list[str]):
+def _depth(cfg: KGConfig, rng: np.random.Generator, ent: list[str], rel: list[str], progress: bool = False):
     n_e, n_r = cfg.entities, cfg.relations
     perm = np.stack([rng.permutation(n_e) for _ in range(n_r)])  # perm[r, h] = tail
     facts = [[ent[h], rel[r], ent[int(perm[r, h])], "id"] for h in range(n_e) for r in range(n_r)]
     train = [_record([f[0], f[1]], f[2], [], "train") for f in facts]
     test: list[dict[str, Any]] = []
     ent_a, rel_a = np.array(ent, dtype=object), np.array(rel, dtype=object)
-    for k in range(2, cfg.max_hops + 1):
+    hops = range(2, cfg.max_hops + 1)
+    for k in tqdm(hops, desc="chains per hop count", disable=not progress, file=sys.stderr, leave=False):
         q = _unique_chains(rng, n_e, n_r, k, cfg.per_hop + cfg.test_per_hop)
         walk = [q[:, 0]]
         for j in range(1, k + 1):
@@ -357,19 +370,21 @@ def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
         f.writelines(json.dumps(r) + "\n" for r in records)
 
 
-def write_dataset(cfg: KGConfig, out_dir: str | Path) -> dict[str, Any]:
+def write_dataset(cfg: KGConfig, out_dir: str | Path, progress: bool = False) -> dict[str, Any]:
     """Generate and write graph.json, config.json and one JSONL file per split; return a summary."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise UserError(f"{out} is a file; give a directory to write the dataset into")
-    ds = generate(cfg)
+    if progress:
+        print(f"generating the {cfg.setting} knowledge graph and its chains...", file=sys.stderr)
+    ds = generate(cfg, progress)
     out.mkdir(parents=True, exist_ok=True)
     g = ds.graph
     with (out / "graph.json").open("w") as f:
         f.write('{"entities": ' + json.dumps(g["entities"]) + ',\n"relations": ' + json.dumps(g["relations"]))
         f.write(',\n"facts": [\n' + ",\n".join(json.dumps(x) for x in g["facts"]) + "\n]}\n")
-    (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2) + "\n")
-    for name, recs in ds.splits.items():
+    (out / "config.json").write_text(json.dumps(cfg.setting_dict(), indent=2) + "\n")
+    for name, recs in tqdm(ds.splits.items(), desc="writing splits", disable=not progress, file=sys.stderr):
         _write_jsonl(out / f"{name}.jsonl", recs)
     return {"out_dir": str(out), **ds.summary()}
 
