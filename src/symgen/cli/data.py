@@ -86,7 +86,7 @@ def check(path: Path) -> None:
                     f"{path} is a directory without graph.json or vocab.json: give a JSONL file, a Horn "
                     "dataset or a KG dataset"
                 )
-            print(f"auditing the knowledge-graph dataset in {path}...", file=sys.stderr)
+            click.echo(f"auditing the knowledge-graph dataset in {path}...")
             problems = kg_audit.audit_dir(path)
             if problems:
                 raise UserError(
