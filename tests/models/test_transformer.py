@@ -142,3 +142,14 @@ def test_same_symbol_weights_are_not_decayed():
     beta = model.blocks[1].attn.same_symbol
     (group,) = [g for g in opt.param_groups if any(p is beta for p in g["params"])]
     assert group["weight_decay"] == 0.0
+
+
+@pytest.mark.parametrize("positions", ["learned", "rotary"])
+def test_selected_readout_equals_the_full_logits_there(positions):
+    model = make(positions=positions, copy_layers=[1], identity_bias=1.0)
+    ids = torch.randint(0, 40, (3, 12))
+    select = torch.rand(3, 12) > 0.5
+    full = model(ids).logits
+    assert torch.allclose(model(ids, select=select).logits, full[select], atol=1e-6)
+    assert torch.allclose(model(ids).logits, full)  # a second call reads the cached rotary tables
+    assert len(model._rotary_cache) == (1 if positions == "rotary" else 0)

@@ -50,7 +50,8 @@ def test_advances_past_threshold_and_keeps_earlier_hops():
 def test_optimizer_reset_restarts_warmup():
     cfg = resolve(
         "kg-depth-curriculum",
-        [f"task.{k}={v}" for k, v in DEPTH.items()] + ["task.curriculum_reset_optimizer=true"],
+        [f"task.{k}={v}" for k, v in DEPTH.items()]
+        + ["task.curriculum_reset_optimizer=true", "task.curriculum_max_hops=0"],
     )
     task = KGTask(cfg.task, cfg.seed)
     model = build_model(cfg, task)
@@ -67,6 +68,7 @@ def test_optimizer_reset_restarts_warmup():
 def test_resume_with_curriculum_is_exact(tmp_path: Path):
     overrides = [f"task.{k}={v}" for k, v in DEPTH.items()] + [
         "task.curriculum_threshold=0.05",
+        "task.curriculum_max_hops=0",
         "model.d_model=16",
         "model.n_heads=2",
         "model.n_loops=2",
@@ -97,6 +99,7 @@ def test_resume_with_curriculum_is_exact(tmp_path: Path):
 
 def tiny_depth(*extra: str) -> list[str]:
     return [f"task.{k}={v}" for k, v in DEPTH.items()] + [
+        "task.curriculum_max_hops=0",
         "model.d_model=16",
         "model.n_heads=2",
         "model.n_layers=2",

@@ -154,6 +154,7 @@ class Transformer(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg, i) for i in range(cfg.n_layers))
         self.ln_f = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps)
         self.unembed = None if cfg.tied else nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        self._rotary_cache: dict[tuple[int, int, str], dict[int, tuple[Tensor, Tensor]]] = {}
         self.reset_parameters()
 
     # ---------------------------------------------------------------- parameters
@@ -220,20 +221,26 @@ class Transformer(nn.Module):
         return_hidden: bool = False,
         halting: HaltingRule | None = None,
         answer_positions: Tensor | None = None,
+        select: Tensor | None = None,
     ) -> ModelOutput:
         """ids (B, T). attention_mask (B, past_length + T), True at real tokens, or None when there
         is no padding. n_loops overrides the number of iterations (inference-time scaling).
 
         With `halting`, each example stops iterating once the rule fires on its distribution at
         `answer_positions` (B,) (default: its last real token, so right-padded batches are read at
-        the answer, not at a pad column); its residual stream is then frozen."""
+        the answer, not at a pad column); its residual stream is then frozen.
+
+        `select` (B, T) bool reads out only those positions (final norm and unembedding, the costly
+        end of a small model's step): logits are then (N, V), row-major, as `logits_full[select]`."""
         B, T = ids.shape
         n_loops = n_loops or self.cfg.n_loops
         positions = self._positions(B, T, attention_mask, past_length, ids.device)
-        if int(positions.max()) >= self.cfg.max_seq_len and self.pos_embed is not None:
-            raise UserError(f"sequence of {int(positions.max()) + 1} tokens exceeds model.max_seq_len")
+        if self.pos_embed is not None:  # rotary and no positions need no check (and no host sync)
+            longest = past_length + T if attention_mask is None else int(positions.max()) + 1
+            if longest > self.cfg.max_seq_len:
+                raise UserError(f"sequence of {longest} tokens exceeds model.max_seq_len")
         mask = self._mask(attention_mask, T, past_length)
-        rotary = self._rotary(positions)
+        rotary = self._rotary(positions, past_length if attention_mask is None else None)
 
         token_embeddings = self.embed(ids)
         same = None if self.cfg.identity_bias is None else same_symbol_scores(token_embeddings, cache)
@@ -266,17 +273,16 @@ class Transformer(nn.Module):
                 stop = halting.stop_mask(torch.stack(history))[-1] & ~halted
                 used = torch.where(stop, r + 1, used)
                 halted = halted | stop
-        return ModelOutput(
-            self.readout(x), hidden if return_hidden else None, embedded, used if halting else None
-        )
+        logits = self.readout(x if select is None else x[select])
+        return ModelOutput(logits, hidden if return_hidden else None, embedded, used if halting else None)
 
     def readout(self, h: Tensor) -> Tensor:
         """Final LayerNorm and unembedding: logits from any residual-stream state."""
         return F.linear(self.ln_f(h), self.unembedding)
 
     def _positions(self, B: int, T: int, attention_mask: Tensor | None, past: int, device) -> Tensor:
-        if attention_mask is None:
-            return torch.arange(past, past + T, device=device).expand(B, T)
+        if attention_mask is None:  # (1, T): broadcast over the batch
+            return torch.arange(past, past + T, device=device)[None]
         # left padding: count real tokens, so every sequence starts at position 0
         return (attention_mask.long().cumsum(-1) - 1).clamp(min=0)[:, past : past + T]
 
@@ -290,11 +296,19 @@ class Transformer(nn.Module):
         allowed = allowed | (k_pos == q_pos)[None]  # a padding query attends to itself, never to nothing
         return allowed[:, None]
 
-    def _rotary(self, positions: Tensor) -> dict[int, tuple[Tensor, Tensor]] | None:
+    def _rotary(self, positions: Tensor, past: int | None = None) -> dict[int, tuple[Tensor, Tensor]] | None:
+        """cos/sin tables per head dimension. Unpadded batches (`past` given: positions past..past+T-1)
+        reuse the tables of their first call."""
         if self.cfg.positions != "rotary":
             return None
+        key = None if past is None else (past, positions.shape[-1], str(positions.device))
+        if key in self._rotary_cache:
+            return self._rotary_cache[key]
         dims = {self.cfg.d_model // self.cfg.n_heads, self.cfg.copy_head_dim}
-        return {d: rotary_tables(positions, d, self.cfg.rotary_fraction) for d in dims}
+        tables = {d: rotary_tables(positions, d, self.cfg.rotary_fraction) for d in dims}
+        if key is not None and len(self._rotary_cache) < 4096:
+            self._rotary_cache[key] = tables
+        return tables
 
     # ---------------------------------------------------------------- generation
     @torch.no_grad()

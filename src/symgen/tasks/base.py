@@ -112,9 +112,9 @@ def teacher_forced_scores(
 def pad_batch(rows: list[list[int]], targets: list[list[int]], pad_id: int) -> Batch:
     """Right-pad token rows (and their targets with IGNORE) into one batch."""
     width = max(len(r) for r in rows)
-    inputs = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    tgt = torch.full((len(rows), width), IGNORE, dtype=torch.long)
-    for i, (r, t) in enumerate(zip(rows, targets, strict=True)):
-        inputs[i, : len(r)] = torch.tensor(r)
-        tgt[i, : len(t)] = torch.tensor(t)
-    return Batch(inputs, tgt)
+    inputs = np.full((len(rows), width), pad_id, dtype=np.int64)
+    tgt = np.full((len(rows), width), IGNORE, dtype=np.int64)
+    for i, (r, t) in enumerate(zip(rows, targets, strict=True)):  # numpy rows: no tensor per row
+        inputs[i, : len(r)] = r
+        tgt[i, : len(t)] = t
+    return Batch(torch.from_numpy(inputs), torch.from_numpy(tgt))
