@@ -57,8 +57,9 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     assert any(f.name == "unseen_cosine_histogram.png" for f in section.figures)
     names = [row[0] for row in section.tables[0].rows]
     assert set(names) == set(methods("quick")) and names.count("copy_forget+β") == 2  # as trained, re-drawn
-    assert [row[0] for row in section.tables[1].rows] == [200]
-    roles = section.tables[2]
+    assert [row[0] for row in section.tables[1].rows] == names  # the diagnostics, row for row
+    assert [row[0] for row in section.tables[2].rows] == [200]
+    roles = section.tables[3]
     assert len(roles.rows) == 2 * len(methods("quick")) and roles.headers[2:] == list(TARGET_ROLES)
     assert run_name("copy_forget+β", 1) == "unseen-copy_forget-ss-seed1"
 

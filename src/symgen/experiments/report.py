@@ -18,7 +18,8 @@ STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;color:#222}
 .wide{max-width:100%;overflow-x:auto}
 table{border-collapse:collapse;margin:1em 0;font-size:13px}
-td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:break-word}
+td:first-child{white-space:nowrap}
 th{background:#f3f3f3;font-weight:600} .reproduced{background:#dff5df} .not-reproduced{background:#fbe0e0}
 .not-run,.not-judged{color:#888} img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 figure{display:inline-block;width:49%;margin:0;vertical-align:top} caption{text-align:left;color:#555}
