@@ -153,3 +153,13 @@ def test_selected_readout_equals_the_full_logits_there(positions):
     assert torch.allclose(model(ids, select=select).logits, full[select], atol=1e-6)
     assert torch.allclose(model(ids).logits, full)  # a second call reads the cached rotary tables
     assert len(model._rotary_cache) == (1 if positions == "rotary" else 0)
+
+
+def test_a_detached_same_symbol_term_sends_no_gradient_to_the_rows_through_the_cosines():
+    grads = {}
+    for detach in (False, True):
+        model = make(identity_bias=3.0, identity_bias_detach=detach, positions="none").train()
+        ids = torch.randint(0, 40, (2, 10))
+        model(ids).logits.sum().backward()
+        grads[detach] = model.embed.weight.grad.clone()
+    assert not torch.allclose(grads[False], grads[True])  # the rows also get gradient from the term

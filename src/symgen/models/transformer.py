@@ -54,6 +54,7 @@ class ModelConfig:
     copy_head_dim: int = 32
     copy_gate_init: float = 1.0
     identity_bias: float | None = None  # None: off; a number: same-symbol attention term, initial β
+    identity_bias_detach: bool = False  # the term reads the rows without shaping them (no gradient)
     dropout: float = 0.0
     bias: bool = True
     init_std: float = 0.02
@@ -243,7 +244,10 @@ class Transformer(nn.Module):
         rotary = self._rotary(positions, past_length if attention_mask is None else None)
 
         token_embeddings = self.embed(ids)
-        same = None if self.cfg.identity_bias is None else same_symbol_scores(token_embeddings, cache)
+        same = None
+        if self.cfg.identity_bias is not None:
+            rows = token_embeddings.detach() if self.cfg.identity_bias_detach else token_embeddings
+            same = same_symbol_scores(rows, cache)
         x = token_embeddings if self.pos_embed is None else token_embeddings + self.pos_embed(positions)
         x = embedded = self.drop(x)
         hidden: list[list[Tensor]] = []
