@@ -224,6 +224,14 @@ def _claim(cases: dict[str, dict], figure: str) -> dict:
         "verdict": "reproduced" if all(checks.values()) else "not reproduced",
         "checks": checks,
         "evidence": [figure],
+        "values": {
+            "max_excess_over_bound": worst,
+            "gd_rate_measured": gd["median_rate_measured"],
+            "gd_rate_predicted": gd["median_rate_predicted"],
+            "sign_flip_fraction": flip["sign_flip_fraction"],
+            "diverge_delta_ratio": div["delta_final_over_initial"],
+            "adamw_final_mean_cosine": cases["adamw"]["final_mean_cosine"],
+        },
     }
 
 

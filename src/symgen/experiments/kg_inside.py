@@ -134,16 +134,21 @@ class KGInsideExperiment(Experiment):
         section.figures.append(_copy_figure(margin_results[deepest], figure_dir, "kg_margins.png"))
         deep_groups = sorted({g for _, g in falls}, key=lambda g: int(g.split("_")[1]))[-2:]
         rise_fall = all(falls[(deepest, g)] for g in deep_groups if (deepest, g) in falls)
-        section.claims.append(
-            _claim(
-                "B5.5",
-                f"{deepest}: margins of {', '.join(deep_groups)} peak at iterations "
-                + ", ".join(str(margin_results[deepest]["groups"][g]["peak_iteration"]) for g in deep_groups)
-                + f" and fall by the last ({2 * max_iters}): {rise_fall}",
-                rise_fall,
-                ["kg_margins.png"],
-            )
+        b55 = _claim(
+            "B5.5",
+            f"{deepest}: margins of {', '.join(deep_groups)} peak at iterations "
+            + ", ".join(str(margin_results[deepest]["groups"][g]["peak_iteration"]) for g in deep_groups)
+            + f" and fall by the last ({2 * max_iters}): {rise_fall}",
+            rise_fall,
+            ["kg_margins.png"],
         )
+        b55.values = {
+            f"{run}/{g}": {k: m[k] for k in ("peak_iteration", "peak_margin", "t_star")}
+            | {"last": m["margin"][-1]}
+            for run, result in margin_results.items()
+            for g, m in result["groups"].items()
+        }
+        section.claims.append(b55)
 
         # B5.6: KL + entropy halting against KL-only and fixed r (the dynamic model when trained)
         halting_run = dynamic or depth_runs[deepest]
@@ -216,16 +221,19 @@ class KGInsideExperiment(Experiment):
         )
         ordered = in_order(phases)
         ok = ordered and bridge >= DECODABLE and vanilla_ood < NOT_DECODED
-        section.claims.append(
-            _claim(
-                "B5.2",
-                f"phase steps train/ID/OOD {phases['train']}/{phases['id']}/{phases['ood']} "
-                f"(in order: {ordered}); looped ID bridge at r1 decodable up to {bridge:.2f}; "
-                f"vanilla OOD target at r2 up to {vanilla_ood:.2f}",
-                ok,
-                ["kg_lens_looped.png"],
-            )
+        b52 = _claim(
+            "B5.2",
+            f"phase steps train/ID/OOD {phases['train']}/{phases['id']}/{phases['ood']} "
+            f"(in order: {ordered}); looped ID bridge at r1 decodable up to {bridge:.2f}; "
+            f"vanilla OOD target at r2 up to {vanilla_ood:.2f}",
+            ok,
+            ["kg_lens_looped.png"],
         )
+        b52.values = {f"phase_{k}": v for k, v in phases.items()} | {
+            "looped_bridge_at_r1": bridge,
+            "vanilla_ood_target_at_r2": vanilla_ood,
+        }
+        section.claims.append(b52)
         learnable = read_summary(depth_runs[deepest]).get("learnable_depth")
         section.paragraphs.append(
             f"Iterations and margins read {deepest} (learnable depth {learnable}); halting "

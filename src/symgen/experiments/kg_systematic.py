@@ -170,6 +170,7 @@ class KGSystematicExperiment(Experiment):
             measured,
             "reproduced" if ok else "not reproduced",
             [str(p) for n, p in run_dirs.items()],
+            {f"{n}_ood": v for n, v in {**looped, **vanilla}.items()},
         )
 
 

@@ -22,7 +22,7 @@ class TheoryExperiment(Experiment):
         figure.write_bytes((figure_dir.parent / "theory" / report["figure"]).read_bytes())
         c = report["claim"]
         text, paper = PAPER_CLAIMS["A7.7"]
-        claim = Claim("A7.7", text, paper, c["measured"], c["verdict"], [figure.name])
+        claim = Claim("A7.7", text, paper, c["measured"], c["verdict"], [figure.name], c["values"])
         columns = [
             "optimizer",
             "eta_lambda",

@@ -163,4 +163,10 @@ def _claim(steps: dict[str, int | None], budget: dict[str, int], scan: dict | No
         )
         collapsed_real = False
     verdict = "reproduced" if slow_enough and collapsed_real else "not reproduced"
-    return Claim("A7.6", text, paper, "; ".join(parts), verdict, ["transfer_finetune.png"])
+    values = {f"steps_{n.removeprefix('transfer-ft-')}": v for n, v in steps.items()}
+    if scan:
+        values |= {
+            "reserved_mean_cosine": scan["reserved"]["mean_cosine"],
+            "ordinary_mean_cosine": scan["ordinary"]["mean_cosine"],
+        }
+    return Claim("A7.6", text, paper, "; ".join(parts), verdict, ["transfer_finetune.png"], values)
