@@ -38,8 +38,9 @@ def test_binary_and_empty_files_are_refused_in_one_line(tmp_path: Path):
     binary, empty = tmp_path / "x.jsonl", tmp_path / "empty.jsonl"
     binary.write_bytes(bytes(range(256)) * 4)
     empty.write_text("")
-    assert "not valid JSON" in one_line(symgen("data", "check", str(binary)))
-    assert "holds no records" in one_line(symgen("data", "check", str(empty)))
+    for path, message in ((binary, "not a text file"), (empty, "is empty")):
+        result = symgen("data", "check", str(path))
+        assert message in one_line(result) and result.returncode == 2
 
 
 def test_kg_data_written_passes_the_audit(tmp_path: Path):
@@ -52,4 +53,5 @@ def test_kg_data_written_passes_the_audit(tmp_path: Path):
     (out / "graph.json").write_text(json.dumps(graph))
     assert symgen("data", "check", str(out)).returncode == 1
     (out / "graph.json").write_bytes(bytes(range(256)) * 4)
-    assert "not a text file" in one_line(symgen("data", "check", str(out)))
+    result = symgen("data", "check", str(out))
+    assert "graph.json is not a text file" in one_line(result) and result.returncode == 2

@@ -68,11 +68,17 @@ def kg(setting: str, out: Path, **options: float | None) -> None:
 def check(path: Path) -> None:
     """Validate a Horn-clause JSONL file or dataset directory (every record of every file, with the
     independent checker) or audit a knowledge-graph dataset directory. Exit 1 naming the first
-    problem."""
+    problem; exit 2 when PATH is not a dataset at all (missing, empty, binary)."""
     from symgen.tasks import checker, kg_audit
 
     if not path.exists():
         raise UserError(f"{path} does not exist")
+    if path.is_dir():
+        for name in ("graph.json", "config.json", "vocab.json"):
+            if (path / name).is_file():
+                _refuse_non_text(path / name)
+    else:
+        _refuse_non_text(path)
     try:
         if path.is_dir() and (path / "vocab.json").is_file() and not kg_audit.detect(path):
             files = sorted(path.glob("*.jsonl"))
@@ -99,3 +105,16 @@ def check(path: Path) -> None:
     except UserError as e:
         print(f"symgen: invalid: {e}", file=sys.stderr)
         sys.exit(1)
+
+
+def _refuse_non_text(path: Path) -> None:
+    """A file that is empty or not UTF-8 text is no dataset: refused before any checking (exit 2)."""
+    data = path.read_bytes()
+    if not data.strip():
+        raise UserError(f"{path} is empty: no records to check")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not a text file (a JSON or JSONL dataset file is expected)") from None
+    if b"\x00" in data:
+        raise UserError(f"{path} is not a text file (a JSON or JSONL dataset file is expected)")
