@@ -91,8 +91,10 @@ class KGDepthExperiment(Experiment):
             stages[name] = curve(records, "eval/curriculum/learnable_depth")
             by_compute[name] = curve(records, "eval/curriculum/learnable_depth", "layer_passes")
             final = summary.get("final", {})
-            hops = sorted(
-                int(k.split("/")[1].removeprefix("hop_")) for k in final if k.startswith("eval/hop_")
+            hops = sorted(  # the accuracy of each hop count (not its per-R grid entries, `...@rN`)
+                int(k.split("/")[1].removeprefix("hop_"))
+                for k in final
+                if k.startswith("eval/hop_") and k.endswith("/accuracy")
             )
             per_hop = " ".join(f"{k}:{final[f'eval/hop_{k}/accuracy']:.2f}" for k in hops)
             passed = [h["step"] for h in summary.get("curriculum_history", [])]
