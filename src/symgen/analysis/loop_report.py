@@ -19,6 +19,7 @@ from symgen.analysis.looped import (
     margins,
 )
 from symgen.analysis.plots import line_figure, save
+from symgen.config import ExperimentConfig
 from symgen.errors import UserError
 from symgen.models.recurrence import HaltingRule, fixed, kl_entropy, kl_only
 from symgen.tasks.kg_task import KGTask
@@ -39,6 +40,11 @@ def _load(run_dir: Path, weights: str = "final", need_loops: bool = True, max_it
     if need_loops and cfg.model.n_loops == 1 and cfg.train.loops == "fixed":
         raise UserError(f"{run_dir} is not a looped model (model.n_loops = 1): nothing to iterate")
     return cfg, task, model
+
+
+def training_r(cfg: ExperimentConfig) -> int:
+    """The R a run trained with; a dynamic run (R drawn per batch): the largest of its range."""
+    return cfg.train.loops_max if cfg.train.loops == "poisson" else cfg.model.n_loops
 
 
 def query_groups(task: KGTask) -> dict[str, Queries]:
@@ -71,8 +77,7 @@ def iterations(run_dir: Path, max_iters: int = 20) -> dict:
     }
     summary = read_summary(run_dir)
     dynamic = cfg.train.loops == "poisson"
-    # a dynamic run is read at the largest R it trained with, and named as dynamic
-    train_r = cfg.train.loops_max if dynamic else cfg.model.n_loops
+    train_r = training_r(cfg)  # a dynamic run is read at the largest R it trained with
     label = (
         f"dynamic (clip(Poisson({cfg.train.loops_lambda:g}), {cfg.train.loops_min}, {cfg.train.loops_max}))"
         if dynamic
@@ -142,12 +147,8 @@ def margin_curves(run_dir: Path, max_iters: int = 50) -> dict:
 
 def halting(run_dir: Path, kl_eps: float = 0.001, entropy_max: float = 3.0, max_iters: int = 16) -> dict:
     """Adaptive halting (KL + entropy), KL-only and every fixed r, per group and over all."""
-    rules: list[HaltingRule] = [
-        kl_entropy(kl_eps, entropy_max),
-        kl_only(kl_eps),
-    ]  # refuse bad thresholds first
-    _, task, model = _load(run_dir, max_iters=max_iters)
-    rules = [kl_entropy(kl_eps, entropy_max), kl_only(kl_eps)]
+    rules: list[HaltingRule] = [kl_entropy(kl_eps, entropy_max), kl_only(kl_eps)]  # bad thresholds: refused
+    _, task, model = _load(run_dir, max_iters=max_iters)  # before the model is loaded
     rules += [fixed(r) for r in range(1, max_iters + 1)]
     groups = query_groups(task)
     log_probs = {n: answer_log_probs(model, q, max_iters, CPU) for n, q in groups.items()}

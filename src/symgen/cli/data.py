@@ -113,8 +113,8 @@ def _refuse_non_text(path: Path) -> None:
     if not data.strip():
         raise UserError(f"{path} is empty: no records to check")
     try:
-        data.decode("utf-8")
+        text = b"\x00" not in data and bool(data.decode("utf-8"))
     except UnicodeDecodeError:
-        raise UserError(f"{path} is not a text file (a JSON or JSONL dataset file is expected)") from None
-    if b"\x00" in data:
+        text = False
+    if not text:
         raise UserError(f"{path} is not a text file (a JSON or JSONL dataset file is expected)")

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from symgen.analysis import loop_report
 from symgen.analysis.grokking import in_order, run_phases
+from symgen.config import resolve
 from symgen.experiments.claims import PAPER_CLAIMS, Claim
 from symgen.experiments.kg_depth import KGDepthExperiment
 from symgen.experiments.kg_systematic import KGSystematicExperiment
@@ -36,11 +37,7 @@ def _copy_figure(result: dict, figure_dir: Path, name: str) -> Path:
 
 
 def _train_r(run: Path) -> int:
-    """The R a run trained with (a dynamic run: the largest of its range)."""
-    import yaml
-
-    cfg = yaml.safe_load((Path(run) / "config.yaml").read_text())
-    return cfg["train"]["loops_max"] if cfg["train"]["loops"] == "poisson" else cfg["model"]["n_loops"]
+    return loop_report.training_r(resolve(Path(run) / "config.yaml"))
 
 
 def _depth_under_halting(result: dict) -> int | None:

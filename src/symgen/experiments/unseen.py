@@ -132,6 +132,12 @@ def _final(run_dir: Path) -> dict[str, float]:
     return read_summary(run_dir)["final"]
 
 
+def _judged(cid: str, measured: str, ok: bool, evidence: list[str], values: dict) -> Claim:
+    """Claim `cid` of PAPER_CLAIMS with its verdict from `ok`."""
+    text, paper = PAPER_CLAIMS[cid]
+    return Claim(cid, text, paper, measured, "reproduced" if ok else "not reproduced", evidence, values)
+
+
 def run_name(method: str, seed: int = 0) -> str:
     name = f"unseen-{method.replace('+β', '-ss')}"
     return name if seed == 0 else f"{name}-seed{seed}"
@@ -364,15 +370,10 @@ class UnseenSymbolsExperiment(Experiment):
         def ta(method: str, scenario: str, prefix: str = "eval/") -> float:
             return finals[method].get(f"{prefix}{scenario}/token_accuracy", float("nan"))
 
-        def claim(cid: str, measured: str, ok: bool, evidence: list[str], values: dict) -> Claim:
-            text, paper = PAPER_CLAIMS[cid]
-            verdict = "reproduced" if ok else "not reproduced"
-            return Claim(cid, text, paper, measured, verdict, evidence, values)
-
         claims = []
         s_seen, s_unseen = em("standard", "all_seen"), em("standard", "all_unseen")
         claims.append(
-            claim(
+            _judged(
                 "A7.1",
                 f"standard exact match: all_seen {s_seen:.2f}, all_unseen {s_unseen:.2f} "
                 f"(needs >= {A71_SEEN:.2f} and <= {A71_UNSEEN:.2f}); token accuracy "
@@ -388,7 +389,7 @@ class UnseenSymbolsExperiment(Experiment):
         n_best, qu_best, au_best = best[0], best[2], best[3]
         s_qu = em("standard", "query_unseen")
         claims.append(
-            claim(
+            _judged(
                 "A7.2",
                 f"copy at n_seen={n_best}: query_unseen {qu_best:.2f} vs standard {s_qu:.2f}; "
                 f"all_unseen {au_best:.2f}",
@@ -406,7 +407,7 @@ class UnseenSymbolsExperiment(Experiment):
         forget_ok, g_seen, g_unseen = solves("copy_forget", "redrawn/")
         _, t_seen, t_unseen = solves("copy_forget", "eval/")
         claims.append(
-            claim(
+            _judged(
                 "A7.3",
                 f"copy+frozen: all_unseen {f_unseen:.2f} (all_seen {f_seen:.2f}); copy+forgetting, rows "
                 f"re-drawn: {g_unseen:.2f} ({g_seen:.2f}), rows as trained: {t_unseen:.2f} ({t_seen:.2f}) "
@@ -429,7 +430,7 @@ class UnseenSymbolsExperiment(Experiment):
         if "copy_forget_temporary" in finals and "forget_temporary" in finals:
             c_tmp, s_tmp = em("copy_forget_temporary", "all_unseen"), em("forget_temporary", "all_unseen")
             claims.append(
-                claim(
+                _judged(
                     "A7.4",
                     f"temporary forgetting, all_unseen after the resets stopped: "
                     f"with copy {c_tmp:.2f}, without {s_tmp:.2f} (token accuracy "
@@ -450,7 +451,7 @@ class UnseenSymbolsExperiment(Experiment):
         s_cos = finals["standard"].get("collapse/unseen_out_mean_cos", float("nan"))
         f_cos = finals["copy_frozen"].get("collapse/unseen_out_mean_cos", float("nan"))
         claims.append(
-            claim(
+            _judged(
                 "A7.5",
                 f"unseen-row mean cosine: standard {s_cos:.3f}, frozen {f_cos:.3f} "
                 f"(needs >= {A75_COLLAPSED:.2f} and < {A75_FROZEN:.2f})",
@@ -470,17 +471,12 @@ class UnseenSymbolsExperiment(Experiment):
         def fmt(values: list[float]) -> str:
             return "/".join(f"{v:.2f}" for v in values) or "—"
 
-        def claim(cid: str, measured: str, ok: bool, evidence: list[str], values: dict) -> Claim:
-            text, paper = PAPER_CLAIMS[cid]
-            verdict = "reproduced" if ok else "not reproduced"
-            return Claim(cid, text, paper, measured, verdict, evidence, values)
-
         if "standard+β" not in by_seed:
             return []
         claims = []
         s_seen, s_unseen = em("standard+β", "all_seen"), em("standard+β", "all_unseen")
         claims.append(
-            claim(
+            _judged(
                 "A7.1β",
                 f"standard + β exact match: all_seen {fmt(s_seen)}, all_unseen {fmt(s_unseen)} "
                 f"(needs >= {A71_SEEN:.2f} and <= {A71_UNSEEN:.2f})",
@@ -492,7 +488,7 @@ class UnseenSymbolsExperiment(Experiment):
         c_qu, c_au = em("copy+β", "query_unseen"), em("copy+β", "all_unseen")
         s_qu = em("standard+β", "query_unseen")
         claims.append(
-            claim(
+            _judged(
                 "A7.2β",
                 f"copy + β: query_unseen {fmt(c_qu)} vs standard + β {fmt(s_qu)}; all_unseen {fmt(c_au)}",
                 bool(c_qu) and min(c_qu) >= max(s_qu) + DIRECTIONAL and all(v <= A71_UNSEEN for v in c_au),
@@ -512,7 +508,7 @@ class UnseenSymbolsExperiment(Experiment):
             parts.append(f"{label} + β{view}: all_unseen {fmt(unseen)} (all_seen {fmt(seen)})")
         as_trained = em("copy_forget+β", "all_unseen")
         claims.append(
-            claim(
+            _judged(
                 "A7.3β",
                 "; ".join(parts)
                 + f"; forgetting as trained: all_unseen {fmt(as_trained)} (per seed; needs >= "
@@ -525,7 +521,7 @@ class UnseenSymbolsExperiment(Experiment):
         c_tmp, s_tmp = em("copy_forget_temporary+β", "all_unseen"), em("forget_temporary+β", "all_unseen")
         if c_tmp and s_tmp:
             claims.append(
-                claim(
+                _judged(
                     "A7.4β",
                     f"temporary forgetting + β, all_unseen after the resets stopped: with copy {fmt(c_tmp)}, "
                     f"without {fmt(s_tmp)}",

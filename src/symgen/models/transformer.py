@@ -246,8 +246,8 @@ class Transformer(nn.Module):
         token_embeddings = self.embed(ids)
         same = None
         if self.cfg.identity_bias is not None:
-            rows = token_embeddings.detach() if self.cfg.identity_bias_detach else token_embeddings
-            same = same_symbol_scores(rows, cache)
+            symbol_rows = token_embeddings.detach() if self.cfg.identity_bias_detach else token_embeddings
+            same = same_symbol_scores(symbol_rows, cache)
         x = token_embeddings if self.pos_embed is None else token_embeddings + self.pos_embed(positions)
         x = embedded = self.drop(x)
         hidden: list[list[Tensor]] = []
