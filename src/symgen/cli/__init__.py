@@ -32,23 +32,43 @@ def recipes() -> None:
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Run directory.")
 @click.option("--resume", is_flag=True, help="Continue an interrupted run exactly.")
 @click.option("--progress/--no-progress", default=True, help="Show a progress bar.")
-def train(recipe: str, overrides: tuple[str, ...], out: Path, resume: bool, progress: bool) -> None:
+@click.option(
+    "--seeds",
+    default=None,
+    help="Comma-separated seeds trained together as one stacked model, one run per seed in OUT/seed-N.",
+)
+def train(
+    recipe: str, overrides: tuple[str, ...], out: Path, resume: bool, progress: bool, seeds: str | None
+) -> None:
     """Train one run: RECIPE is a YAML file or a built-in recipe name (`symgen recipes`);
     OVERRIDES are key=value pairs with dotted paths, e.g. train.steps=300 model.d_model=64 seed=3.
 
-    Under `torchrun --nproc_per_node N` the same command trains data-parallel."""
+    With --seeds 0,1,2,3 the seeds train side by side in one process as one stacked model (batched
+    matmuls; each seed keeps its own data, optimizer, interventions and curriculum); each seed's
+    run directory OUT/seed-N is an ordinary run. Under `torchrun --nproc_per_node N` one run trains
+    data-parallel."""
     from symgen.config import resolve
-    from symgen.training.run import train_run
+    from symgen.training.run import parse_seeds, train_run, train_seeds
 
     cfg = resolve(recipe, list(overrides))
+    if seeds is not None:
+        seed_list = parse_seeds(seeds)
+        summaries = train_seeds(cfg, seed_list, out, resume, progress)
+        for seed, summary in zip(seed_list, summaries, strict=True):
+            _report_done(out / f"seed-{seed}", summary)
+        return
     summary = train_run(cfg, out, resume=resume, progress=progress)
     if int(os.environ.get("RANK", "0")) != 0:
         return
+    _report_done(out, summary)
+
+
+def _report_done(out: Path, summary: dict) -> None:
     if summary.get("skipped"):
         click.echo(f"{out} is finished already; nothing to do")
     else:
         final = ", ".join(f"{k}={v:.4f}" for k, v in summary["final"].items())
-        click.echo(f"done: {summary['steps']} steps in {summary['train_seconds']:.1f}s; {final}")
+        click.echo(f"done ({out}): {summary['steps']} steps in {summary['train_seconds']:.1f}s; {final}")
 
 
 @app.command()

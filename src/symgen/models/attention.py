@@ -14,6 +14,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from symgen.models.stackable import Linear, per_row
+
 
 @dataclass
 class KVCache:
@@ -87,8 +89,8 @@ class SelfAttention(nn.Module):
     ) -> None:
         super().__init__()
         self.n_heads, self.head_dim, self.dropout = n_heads, d_model // n_heads, dropout
-        self.qkv = nn.Linear(d_model, 3 * d_model, bias=bias)
-        self.out = nn.Linear(d_model, d_model, bias=bias)
+        self.qkv = Linear(d_model, 3 * d_model, bias=bias)
+        self.out = Linear(d_model, d_model, bias=bias)
         self.same_symbol = None
         if same_symbol_init is not None:
             self.same_symbol = nn.Parameter(torch.full((n_heads,), float(same_symbol_init)))
@@ -110,7 +112,7 @@ class SelfAttention(nn.Module):
             k, v = cache.extend(cache_key, k, v)
         bias = None
         if self.same_symbol is not None and same_symbol is not None:
-            bias = self.same_symbol[None, :, None, None] * same_symbol
+            bias = per_row(self.same_symbol, B, base_dim=1)[:, :, None, None] * same_symbol
         y = attend(q, k, v, mask, self.dropout if self.training else 0.0, bias)
         return self.out(y.transpose(1, 2).reshape(B, T, D))
 
@@ -127,7 +129,7 @@ class CopyAttention(nn.Module):
     def __init__(self, d_model: int, head_dim: int, gate_init: float) -> None:
         super().__init__()
         self.head_dim = head_dim
-        self.qk = nn.Linear(d_model, 2 * head_dim, bias=False)
+        self.qk = Linear(d_model, 2 * head_dim, bias=False)
         self.gate = nn.Parameter(torch.tensor(float(gate_init)))
 
     def forward(
@@ -146,4 +148,4 @@ class CopyAttention(nn.Module):
         if cache is not None:
             k, v = cache.extend(cache_key, k, v)
         y = attend(q, k, v.to(q.dtype), mask, 0.0)
-        return self.gate * y[:, 0]
+        return per_row(self.gate, B, base_dim=0)[:, None, None] * y[:, 0]

@@ -14,6 +14,7 @@ token embedding (+ learned positions) → [pre-LN blocks] × R loops → final L
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 
@@ -30,6 +31,7 @@ from symgen.models.attention import (
     same_symbol_scores,
 )
 from symgen.models.recurrence import HaltingRule
+from symgen.models.stackable import Embedding, LayerNorm, Linear, linear, seeds_of
 
 POSITIONS = ("learned", "rotary", "none")
 COPY_VALUES = ("embedding", "residual")
@@ -97,8 +99,8 @@ class MLP(nn.Module):
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
         d_mlp = cfg.d_mlp or 4 * cfg.d_model
-        self.up = nn.Linear(cfg.d_model, d_mlp, bias=cfg.bias)
-        self.out = nn.Linear(d_mlp, cfg.d_model, bias=cfg.bias)
+        self.up = Linear(cfg.d_model, d_mlp, bias=cfg.bias)
+        self.out = Linear(d_mlp, cfg.d_model, bias=cfg.bias)
         self.drop = nn.Dropout(cfg.dropout)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -109,14 +111,14 @@ class Block(nn.Module):
     def __init__(self, cfg: ModelConfig, index: int) -> None:
         super().__init__()
         self.index, self.copy_values = index, cfg.copy_values
-        self.ln1 = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps)
+        self.ln1 = LayerNorm(cfg.d_model, eps=cfg.ln_eps)
         self.attn = SelfAttention(cfg.d_model, cfg.n_heads, cfg.bias, cfg.dropout, cfg.identity_bias)
         self.copy = (
             CopyAttention(cfg.d_model, cfg.copy_head_dim, cfg.copy_gate_init)
             if index in cfg.copy_layers
             else None
         )
-        self.ln2 = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps)
+        self.ln2 = LayerNorm(cfg.d_model, eps=cfg.ln_eps)
         self.mlp = MLP(cfg)
         self.drop = nn.Dropout(cfg.dropout)
 
@@ -149,12 +151,12 @@ class Transformer(nn.Module):
         if cfg.vocab_size <= 0 or cfg.max_seq_len <= 0:
             raise UserError("model.vocab_size and model.max_seq_len must be set (or taken from the task)")
         self.cfg = cfg
-        self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
-        self.pos_embed = nn.Embedding(cfg.max_seq_len, cfg.d_model) if cfg.positions == "learned" else None
+        self.embed = Embedding(cfg.vocab_size, cfg.d_model)
+        self.pos_embed = Embedding(cfg.max_seq_len, cfg.d_model) if cfg.positions == "learned" else None
         self.drop = nn.Dropout(cfg.dropout)
         self.blocks = nn.ModuleList(Block(cfg, i) for i in range(cfg.n_layers))
-        self.ln_f = nn.LayerNorm(cfg.d_model, eps=cfg.ln_eps)
-        self.unembed = None if cfg.tied else nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        self.ln_f = LayerNorm(cfg.d_model, eps=cfg.ln_eps)
+        self.unembed = None if cfg.tied else Linear(cfg.d_model, cfg.vocab_size, bias=False)
         self._rotary_cache: dict[tuple[int, int, str], dict[int, tuple[Tensor, Tensor]]] = {}
         self.reset_parameters()
 
@@ -192,6 +194,28 @@ class Transformer(nn.Module):
         else:
             weight[rows] = fresh.to(weight.dtype)
 
+    @classmethod
+    def stack(cls, models: list[Transformer]) -> Transformer:
+        """One model holding the parameters of every model (same config) with a leading seed
+        dimension: its batch is len(models) seed-major groups of rows (`symgen.models.stackable`)."""
+        stacked = cls(copy.deepcopy(models[0].cfg)).to(models[0].embed.weight.device)
+        for name, _ in list(stacked.named_parameters()):
+            owner, _, leaf = name.rpartition(".")
+            values = torch.stack([m.get_parameter(name).detach() for m in models])
+            setattr(stacked.get_submodule(owner), leaf, nn.Parameter(values))
+        return stacked
+
+    @torch.no_grad()
+    def share_seed(self, stacked: Transformer, seed_index: int) -> None:
+        """Make this model's parameters views of one seed of a stacked model: updates of either are
+        updates of both, so the seed can be evaluated, checkpointed and intervened on as any model."""
+        for name, p in self.named_parameters():
+            p.data = stacked.get_parameter(name).data[seed_index]
+
+    @property
+    def n_seeds(self) -> int:
+        return seeds_of(self.embed.weight, base_dim=2)
+
     @property
     def unembedding(self) -> Tensor:
         return self.embed.weight if self.unembed is None else self.unembed.weight
@@ -223,6 +247,7 @@ class Transformer(nn.Module):
         halting: HaltingRule | None = None,
         answer_positions: Tensor | None = None,
         select: Tensor | None = None,
+        iterations: Tensor | None = None,
     ) -> ModelOutput:
         """ids (B, T). attention_mask (B, past_length + T), True at real tokens, or None when there
         is no padding. n_loops overrides the number of iterations (inference-time scaling).
@@ -232,7 +257,11 @@ class Transformer(nn.Module):
         the answer, not at a pad column); its residual stream is then frozen.
 
         `select` (B, T) bool reads out only those positions (final norm and unembedding, the costly
-        end of a small model's step): logits are then (N, V), row-major, as `logits_full[select]`."""
+        end of a small model's step): logits are then (N, V), row-major, as `logits_full[select]`.
+
+        `iterations` (B,) gives each row its own number of iterations (at most n_loops): a row past
+        its count keeps its residual stream, as if the loop had ended there (the seeds of a stacked
+        model drawing different R)."""
         B, T = ids.shape
         n_loops = n_loops or self.cfg.n_loops
         positions = self._positions(B, T, attention_mask, past_length, ids.device)
@@ -248,6 +277,8 @@ class Transformer(nn.Module):
         if self.cfg.identity_bias is not None:
             symbol_rows = token_embeddings.detach() if self.cfg.identity_bias_detach else token_embeddings
             same = same_symbol_scores(symbol_rows, cache)
+        if self.pos_embed is not None and self.n_seeds > 1:
+            positions = positions.expand(B, T)  # each seed's rows read its own position table
         x = token_embeddings if self.pos_embed is None else token_embeddings + self.pos_embed(positions)
         x = embedded = self.drop(x)
         hidden: list[list[Tensor]] = []
@@ -269,6 +300,8 @@ class Transformer(nn.Module):
             for block in self.blocks:
                 x = block(x, token_embeddings, mask, rotary, cache, r, same)
                 layers.append(x)
+            if iterations is not None:
+                x = torch.where((r < iterations)[:, None, None], x, previous)
             if return_hidden:
                 hidden.append(layers)
             if halting is not None:
@@ -277,12 +310,24 @@ class Transformer(nn.Module):
                 stop = halting.stop_mask(torch.stack(history))[-1] & ~halted
                 used = torch.where(stop, r + 1, used)
                 halted = halted | stop
-        logits = self.readout(x if select is None else x[select])
+        if select is None:
+            logits = self.readout(x)
+        else:
+            logits = self.readout(x[select]) if self.n_seeds == 1 else self._readout_selected(x, select)
         return ModelOutput(logits, hidden if return_hidden else None, embedded, used if halting else None)
 
     def readout(self, h: Tensor) -> Tensor:
         """Final LayerNorm and unembedding: logits from any residual-stream state."""
-        return F.linear(self.ln_f(h), self.unembedding)
+        return linear(self.ln_f(h), self.unembedding)
+
+    def _readout_selected(self, x: Tensor, select: Tensor) -> Tensor:
+        """A stacked model's readout of selected positions, seed by seed (each selects its own
+        number of positions), concatenated in row order."""
+        ln, out = self.ln_f, []
+        for s, (h, keep) in enumerate(zip(x.chunk(self.n_seeds), select.chunk(self.n_seeds), strict=True)):
+            normed = F.layer_norm(h[keep], ln.normalized_shape, ln.weight[s], ln.bias[s], ln.eps)
+            out.append(F.linear(normed, self.unembedding[s]))
+        return torch.cat(out)
 
     def _positions(self, B: int, T: int, attention_mask: Tensor | None, past: int, device) -> Tensor:
         if attention_mask is None:  # (1, T): broadcast over the batch

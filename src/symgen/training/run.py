@@ -3,6 +3,8 @@ summary.json. A finished run is a no-op when started again; an interrupted one r
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import sys
 import time
@@ -19,7 +21,7 @@ from symgen.models.transformer import Transformer
 from symgen.tasks.base import Task
 from symgen.tasks.registry import make_task
 from symgen.training import checkpoint as ckpt
-from symgen.training.distributed import init_distributed, resolve_device, shutdown_distributed
+from symgen.training.distributed import Dist, init_distributed, resolve_device, shutdown_distributed
 from symgen.training.hooks import Hook
 from symgen.training.init import initialize
 from symgen.training.interventions import build_hooks
@@ -90,6 +92,83 @@ def load_run(run_dir: Path, weights: str = "final") -> tuple[ExperimentConfig, T
     return cfg, task, load_weights(build_model(cfg, task), run_dir, weights)
 
 
+def check_resumable(cfg: ExperimentConfig, run_dir: Path) -> None:
+    """A run directory may take this config: empty, or holding the same run (same thread count)."""
+    config_path = run_dir / "config.yaml"
+    if config_path.exists() and not same_run(cfg, config_path):
+        raise UserError(f"{run_dir} holds a run with another config; choose a new --out")
+    if config_path.exists() and not is_finished(run_dir):
+        stored = (yaml.safe_load(config_path.read_text()) or {}).get("train", {}).get("threads")
+        if stored is not None and stored != cfg.train.threads:
+            raise UserError(
+                f"{run_dir} was trained with train.threads={stored}; resume with the same count "
+                "(another count changes the arithmetic, so the run would not continue bit for bit)"
+            )
+
+
+def prepare_trainer(
+    cfg: ExperimentConfig,
+    run_dir: Path,
+    device: torch.device,
+    dist_info: Dist,
+    resume: bool,
+    progress: bool,
+    hooks: list[Hook] | None = None,
+) -> Trainer:
+    """Task, model (initialized, or at the run's last checkpoint) and trainer of one run."""
+    task = make_task(cfg.task, cfg.seed)
+    model = build_model(cfg, task).to(device)
+    resolved = config_mod.dump(cfg)
+    steps = ckpt.list_checkpoints(run_dir / "checkpoints")
+    if (steps or (run_dir / "metrics.jsonl").exists()) and not resume:
+        raise UserError(
+            f"{run_dir} holds an unfinished run: pass --resume to continue it, or choose a new --out"
+        )
+    if dist_info.main:
+        writable_dir(run_dir)
+        ckpt.atomic_write_bytes(run_dir / "config.yaml", resolved.encode())
+    dist_info.barrier()
+    if not steps:
+        initialize(model, cfg, task)
+    hooks = list(hooks or []) + build_hooks(cfg, task)
+    trainer = Trainer(cfg, task, model, run_dir, device, dist_info, hooks, progress)
+    if steps:
+        trainer.load(steps[-1])
+    elif resume and dist_info.main:
+        trainer.log.truncate_after(0)
+    return trainer
+
+
+def finish_run(trainer: Trainer, started: float, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write a trained run's final weights and summary.json; return the summary."""
+    summary = {
+        "name": trainer.cfg.name,
+        "steps": trainer.step,
+        "train_seconds": round(trainer.elapsed, 2),
+        "steps_per_second": round(trainer.step / max(trainer.elapsed, 1e-9), 2),
+        "stopped_by": trainer.stopped_by,
+        "layer_passes": trainer.layer_passes,
+        "wall_seconds_this_process": round(time.time() - started, 2),
+        "parameters": trainer.model.num_parameters(),
+        "world_size": trainer.dist.world,
+        **(extra or {}),
+        "final": trainer.last_eval,
+    }
+    for hook in trainer.hooks:
+        summary |= hook.summary()
+    if trainer.dist.main:
+        tensors = {f"model.{k}": v for k, v in trainer.model.state_dict().items()}
+        ckpt.atomic_save_tensors(trainer.run_dir / "final.safetensors", tensors)
+        ckpt.atomic_write_json(trainer.run_dir / "summary.json", summary)
+    trainer.dist.barrier()
+    return summary
+
+
+def announce(cfg: ExperimentConfig, device: torch.device, what: str = "") -> None:
+    threads = torch.get_num_threads()
+    print(f"{cfg.name}{what}: training on {device}, {threads} CPU thread(s) (train.threads)", file=sys.stderr)
+
+
 def train_run(
     cfg: ExperimentConfig,
     run_dir: Path,
@@ -98,19 +177,9 @@ def train_run(
     hooks: list[Hook] | None = None,
 ) -> dict[str, Any]:
     run_dir = Path(run_dir)
-    config_path = run_dir / "config.yaml"
-    if config_path.exists() and not same_run(cfg, config_path):
-        raise UserError(f"{run_dir} holds a run with another config; choose a new --out")
+    check_resumable(cfg, run_dir)
     if is_finished(run_dir):
         return read_summary(run_dir) | {"skipped": True}
-    if config_path.exists():
-        stored = (yaml.safe_load(config_path.read_text()) or {}).get("train", {}).get("threads")
-        if stored is not None and stored != cfg.train.threads:
-            raise UserError(
-                f"{run_dir} was trained with train.threads={stored}; resume with the same count "
-                "(another count changes the arithmetic, so the run would not continue bit for bit)"
-            )
-
     device = resolve_device(cfg.device)
     dist_info = init_distributed(device)
     if device.type == "cuda":
@@ -118,53 +187,67 @@ def train_run(
     if cfg.train.threads > 0:
         torch.set_num_threads(cfg.train.threads)
     try:
-        task = make_task(cfg.task, cfg.seed)
-        model = build_model(cfg, task).to(device)
-        resolved = config_mod.dump(cfg)
-        steps = ckpt.list_checkpoints(run_dir / "checkpoints")
-        if (steps or (run_dir / "metrics.jsonl").exists()) and not resume:
-            raise UserError(
-                f"{run_dir} holds an unfinished run: pass --resume to continue it, or choose a new --out"
-            )
+        trainer = prepare_trainer(cfg, run_dir, device, dist_info, resume, progress, hooks)
         if dist_info.main:
-            writable_dir(run_dir)
-            ckpt.atomic_write_bytes(config_path, resolved.encode())
-        dist_info.barrier()
-
-        if not steps:
-            initialize(model, cfg, task)
-        hooks = list(hooks or []) + build_hooks(cfg, task)
-        trainer = Trainer(cfg, task, model, run_dir, device, dist_info, hooks, progress)
-        if steps:
-            trainer.load(steps[-1])
-        elif resume and dist_info.main:
-            trainer.log.truncate_after(0)
-        if dist_info.main:
-            threads = torch.get_num_threads()
-            print(
-                f"{cfg.name}: training on {device}, {threads} CPU thread(s) (train.threads)", file=sys.stderr
-            )
+            announce(cfg, device)
         started = time.time()
-        final_metrics = trainer.fit()
-        summary = {
-            "name": cfg.name,
-            "steps": trainer.step,
-            "train_seconds": round(trainer.elapsed, 2),
-            "steps_per_second": round(trainer.step / max(trainer.elapsed, 1e-9), 2),
-            "stopped_by": trainer.stopped_by,
-            "layer_passes": trainer.layer_passes,
-            "wall_seconds_this_process": round(time.time() - started, 2),
-            "parameters": model.num_parameters(),
-            "world_size": dist_info.world,
-            "final": final_metrics,
-        }
-        for hook in trainer.hooks:
-            summary |= hook.summary()
-        if dist_info.main:
-            tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
-            ckpt.atomic_save_tensors(run_dir / "final.safetensors", tensors)
-            ckpt.atomic_write_json(run_dir / "summary.json", summary)
-        dist_info.barrier()
-        return summary
+        trainer.fit()
+        return finish_run(trainer, started)
     finally:
         shutdown_distributed()
+
+
+def parse_seeds(text: str) -> list[int]:
+    """`--seeds 0,1,2`: distinct non-negative integers."""
+    try:
+        seeds = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise UserError(f"--seeds {text!r}: give comma-separated integers, e.g. --seeds 0,1,2") from None
+    if not seeds:
+        raise UserError("--seeds is empty: give at least one seed, e.g. --seeds 0,1")
+    if any(s < 0 for s in seeds):
+        raise UserError(f"--seeds {text!r}: seeds must be >= 0")
+    if len(set(seeds)) != len(seeds):
+        raise UserError(f"--seeds {text!r}: a seed is repeated")
+    return seeds
+
+
+def seed_dir(out: Path, seed: int) -> Path:
+    return Path(out) / f"seed-{seed}"
+
+
+def train_seeds(
+    cfg: ExperimentConfig, seeds: list[int], out: Path, resume: bool = False, progress: bool = True
+) -> list[dict[str, Any]]:
+    """Train `seeds` of one config as one stacked model (`symgen.training.stacked`): one ordinary
+    run directory per seed, OUT/seed-N, loadable and resumable like any run. OUT/seeds.json keeps
+    the seed list, and a stacked run resumes only with the same list."""
+    from symgen.training.stacked import StackedTrainer
+
+    out = Path(out)
+    listing = out / "seeds.json"
+    if listing.exists() and json.loads(listing.read_text())["seeds"] != seeds:
+        stored = ",".join(map(str, json.loads(listing.read_text())["seeds"]))
+        raise UserError(f"{out} holds a stacked run of seeds {stored}; resume it with --seeds {stored}")
+    configs = {seed: copy.deepcopy(dataclasses.replace(cfg, seed=seed)) for seed in seeds}
+    for seed in seeds:
+        check_resumable(configs[seed], seed_dir(out, seed))
+    device = resolve_device(cfg.device)
+    if cfg.train.threads > 0:
+        torch.set_num_threads(cfg.train.threads)
+    writable_dir(out)
+    ckpt.atomic_write_json(listing, {"seeds": seeds})
+    todo = [seed for seed in seeds if not is_finished(seed_dir(out, seed))]
+    single = Dist()
+    lanes = [
+        prepare_trainer(configs[seed], seed_dir(out, seed), device, single, resume, progress=False)
+        for seed in todo
+    ]
+    summaries = {s: read_summary(seed_dir(out, s)) | {"skipped": True} for s in seeds if s not in todo}
+    if lanes:
+        announce(cfg, device, f" (seeds {','.join(map(str, todo))}, stacked)")
+        started = time.time()
+        StackedTrainer(lanes, progress).fit()
+        for seed, lane in zip(todo, lanes, strict=True):
+            summaries[seed] = finish_run(lane, started, {"stacked_seeds": len(lanes)})
+    return [summaries[seed] for seed in seeds]

@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 import torch
 import torch.nn.functional as F
+from torch import Tensor
 from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from symgen.config import ExperimentConfig
 from symgen.models.transformer import Transformer
-from symgen.tasks.base import IGNORE, Task
+from symgen.tasks.base import IGNORE, Batch, Task
 from symgen.training import checkpoint as ckpt
 from symgen.training.distributed import Dist
 from symgen.training.hooks import Hook
@@ -81,6 +82,7 @@ class Trainer:
         self.n_loops = cfg.model.n_loops  # iterations of the current step (hooks may read it)
         self.layer_passes = 0  # blocks applied in training so far (n_layers × R per step): compute
         self.stopped_by = ""  # why fit() ended: steps, budget, or a hook's reason
+        self.bar_postfix: dict[str, str] = {}  # what the progress bar shows after the last log line
         self.optimizer = build_optimizer(model, cfg.train)
         self.ddp = (
             DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
@@ -149,14 +151,16 @@ class Trainer:
         self.dist.barrier()
 
     # ---------------------------------------------------------------- the loop
-    def train_step(self, step: int) -> None:
-        t = self.cfg.train
+    def next_batch(self, step: int) -> tuple[Batch, int]:
+        """This rank's share of the step's batch on the device, and the number of scored tokens of
+        the whole global batch; draws the step's iteration count."""
         self.n_loops = self.loops_for(step)
-        global_batch = self.task.train_batch(step, t.batch_size)
-        # Normalise by the scored tokens of the whole global batch: DDP's gradient average then
-        # equals the single-process gradient even when ranks hold different numbers of targets.
+        global_batch = self.task.train_batch(step, self.cfg.train.batch_size)
         n_scored = max(int((global_batch.targets != IGNORE).sum()), 1)
-        batch = global_batch.shard(self.dist.rank, self.dist.world).to(self.device)
+        return global_batch.shard(self.dist.rank, self.dist.world).to(self.device), n_scored
+
+    def train_step(self, step: int) -> None:
+        batch, n_scored = self.next_batch(step)
         net = self.ddp or self.model
         scored = batch.targets != IGNORE
         with self.autocast():  # logits only where the loss is taken (a model that cannot: sliced here)
@@ -165,9 +169,17 @@ class Trainer:
             logits = logits[scored]
         targets = batch.targets[scored]
         loss_sum = F.cross_entropy(
-            logits.float(), targets, label_smoothing=t.label_smoothing, reduction="sum"
+            logits.float(), targets, label_smoothing=self.cfg.train.label_smoothing, reduction="sum"
         )
+        # Normalise by the scored tokens of the whole global batch: DDP's gradient average then
+        # equals the single-process gradient even when ranks hold different numbers of targets.
         (loss_sum * self.dist.world / n_scored).backward()
+        self.apply_update(step)
+        self.record(loss_sum, logits, targets, scored)
+
+    def apply_update(self, step: int) -> None:
+        """Everything after backward: hooks, gradient clipping, learning rate, the AdamW step."""
+        t = self.cfg.train
         for hook in self.hooks:
             hook.after_backward(self, step)
         if t.grad_clip > 0:
@@ -181,17 +193,19 @@ class Trainer:
         self.optimizer.zero_grad(set_to_none=True)
         for hook in self.hooks:
             hook.on_step_end(self, step)
+        self.window["lr"] = lr
 
-        with torch.no_grad():
-            right = logits.argmax(-1) == targets
-            wrong_in_row = torch.zeros(len(scored), device=right.device)
-            wrong_in_row.index_add_(0, scored.nonzero()[:, 0], (~right).float())
-            w = self.window
-            w["loss"] = w.get("loss", 0.0) + float(loss_sum / max(len(targets), 1))
-            w["token_accuracy"] = w.get("token_accuracy", 0.0) + float(right.float().mean())
-            w["exact_match"] = w.get("exact_match", 0.0) + float((wrong_in_row == 0).float().mean())
-            w["n"] = w.get("n", 0.0) + 1
-            w["lr"] = lr
+    @torch.no_grad()
+    def record(self, loss_sum: Tensor, logits: Tensor, targets: Tensor, scored: Tensor) -> None:
+        """Adds a step's training loss, token accuracy and exact match to the log window."""
+        right = logits.argmax(-1) == targets
+        wrong_in_row = torch.zeros(len(scored), device=right.device)
+        wrong_in_row.index_add_(0, scored.nonzero()[:, 0], (~right).float())
+        w = self.window
+        w["loss"] = w.get("loss", 0.0) + float(loss_sum / max(len(targets), 1))
+        w["token_accuracy"] = w.get("token_accuracy", 0.0) + float(right.float().mean())
+        w["exact_match"] = w.get("exact_match", 0.0) + float((wrong_in_row == 0).float().mean())
+        w["n"] = w.get("n", 0.0) + 1
 
     def evaluate(self) -> dict[str, float]:
         metrics: dict[str, float] | None = None
@@ -217,40 +231,56 @@ class Trainer:
         self.log.write(record)
         return record
 
-    def fit(self) -> dict[str, float]:
+    @property
+    def running(self) -> bool:
+        return self.step < self.cfg.train.steps and not self.stopped_by
+
+    def end_step(self, seconds: float) -> None:
+        """Book a finished step (`seconds` of training), then evaluate, log, checkpoint and decide
+        whether to stop, as its step count asks."""
         t = self.cfg.train
+        self.step += 1
+        self.layer_passes += self.cfg.model.n_layers * self.n_loops
+        self.elapsed += seconds
+        over_budget = t.budget_layer_passes is not None and self.layer_passes >= t.budget_layer_passes
+        extra: dict[str, float] = {}
+        if self.step % t.eval_every == 0 or self.step == t.steps or over_budget:
+            start = time.perf_counter()
+            extra = self.evaluate()
+            self.elapsed += time.perf_counter() - start
+            reasons = [r for hook in self.hooks if (r := hook.stop_reason(self))]
+            self.stopped_by = "budget" if over_budget else (reasons[0] if reasons else "")
+        if extra or self.step % max(1, t.eval_every // 4) == 0:
+            record = self.flush_window(extra)
+            headline = f"eval/{self.task.headline_metric()}"
+            self.bar_postfix = {
+                "loss": f"{record.get('train/loss', float('nan')):.3f}",
+                "acc": f"{record.get('train/token_accuracy', float('nan')):.3f}",
+                **({"eval": f"{self.last_eval[headline]:.3f}"} if headline in self.last_eval else {}),
+            }
+        if self.step % t.checkpoint_every == 0 and self.step < t.steps:
+            self.save_checkpoint()
+        if not self.running:
+            self.stopped_by = self.stopped_by or "steps"
+
+    def start(self) -> None:
         for hook in self.hooks:
             hook.on_start(self)
         self.model.train()
-        bar = tqdm(
-            total=t.steps, initial=self.step, disable=not self.progress, mininterval=1.0, dynamic_ncols=True
-        )
-        headline = f"eval/{self.task.headline_metric()}"
-        log_every = max(1, t.eval_every // 4)
-        while self.step < t.steps and not self.stopped_by:
+
+    def fit(self) -> dict[str, float]:
+        self.start()
+        bar = progress_bar(self.cfg.train.steps, self.step, self.progress)
+        while self.running:
             start = time.perf_counter()
             self.train_step(self.step)
-            self.step += 1
-            self.layer_passes += self.cfg.model.n_layers * self.n_loops
-            self.elapsed += time.perf_counter() - start
-            over_budget = t.budget_layer_passes is not None and self.layer_passes >= t.budget_layer_passes
-            extra: dict[str, float] = {}
-            if self.step % t.eval_every == 0 or self.step == t.steps or over_budget:
-                start = time.perf_counter()
-                extra = self.evaluate()
-                self.elapsed += time.perf_counter() - start
-                reasons = [r for hook in self.hooks if (r := hook.stop_reason(self))]
-                self.stopped_by = "budget" if over_budget else (reasons[0] if reasons else "")
-            if extra or self.step % log_every == 0:
-                record = self.flush_window(extra)
-                bar.set_postfix(
-                    loss=f"{record.get('train/loss', float('nan')):.3f}",
-                    acc=f"{record.get('train/token_accuracy', float('nan')):.3f}",
-                    **({"eval": f"{self.last_eval[headline]:.3f}"} if headline in self.last_eval else {}),
-                )
+            self.end_step(time.perf_counter() - start)
+            bar.set_postfix(**self.bar_postfix)
             bar.update(1)
-            if self.step % t.checkpoint_every == 0 and self.step < t.steps:
-                self.save_checkpoint()
         bar.close()
         self.stopped_by = self.stopped_by or "steps"
         return self.last_eval
+
+
+def progress_bar(total: int, initial: int, enabled: bool) -> tqdm:
+    return tqdm(total=total, initial=initial, disable=not enabled, mininterval=1.0, dynamic_ncols=True)

@@ -1,0 +1,99 @@
+"""Several seeds of one recipe trained as one stacked model.
+
+Each seed is an ordinary `Trainer` — its own task and data stream, hooks (interventions,
+curriculum), AdamW, learning rate, gradient clipping, log, checkpoints and run directory — whose
+model's parameters are views of one seed of a stacked model (`Transformer.stack`). A step draws
+every seed's batch, runs one forward and backward pass of the stacked model over all of them (the
+loss is each seed's own mean, summed, so each seed's gradient is exactly its own), hands each seed
+its slice of the gradients and lets it finish the step as a single run would. Seeds that drew
+different iteration counts share the pass through per-row iteration counts.
+
+A seed whose run ends early (a stalled curriculum, its compute budget) stays in the stacked pass
+without being updated, so the others go on unchanged.
+"""
+
+from __future__ import annotations
+
+import time
+
+import torch
+import torch.nn.functional as F
+
+from symgen.errors import UserError
+from symgen.models.transformer import Transformer
+from symgen.tasks.base import IGNORE, Batch
+from symgen.training.trainer import Trainer, progress_bar
+
+
+def pad_to(batch: Batch, width: int, pad_id: int) -> Batch:
+    """Right-pad a batch to `width` columns (no loss there; causal attention never sees them)."""
+    extra = width - batch.inputs.shape[1]
+    if extra == 0:
+        return batch
+    inputs = F.pad(batch.inputs, (0, extra), value=pad_id)
+    return Batch(inputs, F.pad(batch.targets, (0, extra), value=IGNORE))
+
+
+class StackedTrainer:
+    def __init__(self, lanes: list[Trainer], progress: bool = True) -> None:
+        if any(lane.dist.active for lane in lanes):
+            raise UserError("stacked seeds (--seeds) train in one process, not under torchrun")
+        self.lanes, self.progress = lanes, progress
+        self.model = Transformer.stack([lane.model for lane in lanes])
+        for index, lane in enumerate(lanes):
+            lane.model.share_seed(self.model, index)
+        self.pad_id = getattr(lanes[0].task, "pad_id", 0)
+
+    def train_step(self) -> None:
+        lanes = self.lanes
+        drawn = [lane.next_batch(lane.step) for lane in lanes]
+        width = max(batch.inputs.shape[1] for batch, _ in drawn)
+        batches = [pad_to(batch, width, self.pad_id) for batch, _ in drawn]
+        inputs = torch.cat([b.inputs for b in batches])
+        targets_full = torch.cat([b.targets for b in batches])
+        rows = batches[0].inputs.shape[0]
+        loops = [lane.n_loops for lane in lanes]
+        iterations = None
+        if len(set(loops)) > 1:
+            iterations = torch.tensor(loops, device=inputs.device).repeat_interleave(rows)
+        scored = targets_full != IGNORE
+        with lanes[0].autocast():
+            logits = self.model(inputs, n_loops=max(loops), select=scored, iterations=iterations).logits
+        targets = targets_full[scored]
+        token_loss = F.cross_entropy(
+            logits.float(), targets, label_smoothing=lanes[0].cfg.train.label_smoothing, reduction="none"
+        )
+        seed_of_token = scored.nonzero()[:, 0] // rows
+        loss_sums = torch.zeros(len(lanes), device=inputs.device).index_add_(0, seed_of_token, token_loss)
+        n_scored = torch.tensor([n for _, n in drawn], device=inputs.device, dtype=loss_sums.dtype)
+        (loss_sums / n_scored).sum().backward()
+
+        counts = scored.view(len(lanes), -1).sum(1).tolist()
+        logits_by_seed, targets_by_seed = logits.split(counts), targets.split(counts)
+        for index, lane in enumerate(lanes):
+            if not lane.running:
+                continue
+            for name, p in lane.model.named_parameters():
+                p.grad = self.model.get_parameter(name).grad[index]
+            lane.apply_update(lane.step)
+            own = slice(index * rows, (index + 1) * rows)
+            lane.record(loss_sums[index].detach(), logits_by_seed[index], targets_by_seed[index], scored[own])
+        self.model.zero_grad(set_to_none=True)
+
+    def fit(self) -> None:
+        for lane in self.lanes:
+            lane.start()
+        self.model.train()
+        lead = self.lanes[0]
+        bar = progress_bar(lead.cfg.train.steps, min(lane.step for lane in self.lanes), self.progress)
+        while any(lane.running for lane in self.lanes):
+            start = time.perf_counter()
+            self.train_step()
+            seconds = time.perf_counter() - start
+            for lane in self.lanes:
+                if lane.running:
+                    lane.end_step(seconds)
+            running = [lane for lane in self.lanes if lane.running]
+            bar.set_postfix(seeds=len(running), **(running[0].bar_postfix if running else {}))
+            bar.update(1)
+        bar.close()
