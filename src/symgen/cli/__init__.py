@@ -94,27 +94,37 @@ def reproduce(suite: str, out: Path, only: str | None, list_: bool, jobs: int, p
 
 
 @app.command()
-@click.option("--d-model", default=128, show_default=True)
-@click.option("--n-layers", default=4, show_default=True)
-@click.option("--batch-size", default=64, show_default=True)
-@click.option("--seq-len", default=64, show_default=True)
-@click.option("--steps", default=30, show_default=True, help="Timed steps (after 5 warm-up steps).")
-@click.option("--threads", default=0, help="torch CPU threads (0: torch's default).")
-@click.option("--device", default="auto", show_default=True)
+@click.option("--sizes", default="horn-quick,kg-quick,d256", show_default=True, help="Comma-separated.")
+@click.option("--rounds", default=5, show_default=True, help="Interleaved rounds (median, min, max).")
+@click.option("--steps", default=4, show_default=True, help="Timed steps per side per round.")
+@click.option("--stack", default="1,4,16", show_default=True, help="Stacked seed counts ('': none).")
+@click.option("--threads", default=1, show_default=True, help="torch CPU threads.")
+@click.option("--device", default="cpu", show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Also write the JSON here.")
 def bench(
-    d_model: int, n_layers: int, batch_size: int, seq_len: int, steps: int, threads: int, device: str
+    sizes: str, rounds: int, steps: int, stack: str, threads: int, device: str, out: Path | None
 ) -> None:
-    """Training steps per second of symgen's trainer beside a plain PyTorch reference."""
+    """Training steps/s at the recipes' sizes: symgen against looped GPT2Blocks and plain PyTorch,
+    and the per-seed throughput of stacked seeds."""
     import json
 
     import torch
 
     from symgen.bench import benchmark
+    from symgen.training.run import parse_seeds
 
-    if threads > 0:
-        torch.set_num_threads(threads)
-    result = benchmark(d_model, n_layers, batch_size=batch_size, seq_len=seq_len, steps=steps, device=device)
-    click.echo(json.dumps(result, indent=1))
+    if threads < 1:
+        raise UserError(f"--threads {threads}: must be >= 1")
+    torch.set_num_threads(threads)
+    counts = parse_seeds(stack) if stack.strip() else []
+    if 0 in counts:
+        raise UserError("--stack: seed counts must be >= 1")
+    names = [s.strip() for s in sizes.split(",") if s.strip()]
+    result = benchmark(names, rounds=rounds, steps=steps, stack=counts, device=device)
+    text = json.dumps(result, indent=1)
+    if out is not None:
+        Path(out).write_text(text + "\n")
+    click.echo(text)
 
 
 def _add_groups() -> None:

@@ -106,8 +106,9 @@ class SelfAttention(nn.Module):
     ) -> Tensor:
         """`same_symbol`: (B, 1, Tq, Tk) cosines of the raw embedding rows, when the term is on."""
         B, T, D = x.shape
-        q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
-        q, k = apply_rotary(q, rotary), apply_rotary(k, rotary)
+        qkv = self.qkv(x).view(B, T, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k = apply_rotary(qkv[:2], rotary)  # queries and keys rotated in one pass
+        v = qkv[2]
         if cache is not None:
             k, v = cache.extend(cache_key, k, v)
         bias = None
@@ -142,8 +143,7 @@ class CopyAttention(nn.Module):
         cache_key: tuple[int, int, str],
     ) -> Tensor:
         B, T, _ = x.shape
-        q, k = self.qk(x).view(B, T, 2, 1, self.head_dim).permute(2, 0, 3, 1, 4)
-        q, k = apply_rotary(q, rotary), apply_rotary(k, rotary)
+        q, k = apply_rotary(self.qk(x).view(B, T, 2, 1, self.head_dim).permute(2, 0, 3, 1, 4), rotary)
         v = values[:, None]  # (B, 1, T, D), one head
         if cache is not None:
             k, v = cache.extend(cache_key, k, v)
