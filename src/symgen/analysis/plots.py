@@ -75,3 +75,40 @@ def histogram_figure(
     if title:
         fig.suptitle(title)
     return save(fig, path)
+
+
+def heatmap_figure(
+    path: Path,
+    grid: Sequence[Sequence[float]],
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    xlabel: str,
+    ylabel: str,
+    title: str = "",
+    marks: dict[str, tuple[str, float]] | None = None,
+) -> Path:
+    """Values in [0, 1] on a grid (rows bottom to top), annotated; `marks` draws labelled lines:
+    {label: ("v" | "h", position in cell units)}."""
+    import numpy as np
+
+    values = np.asarray(grid, dtype=float)
+    fig, ax = plt.subplots(figsize=(1.0 + 0.55 * len(col_labels), 1.4 + 0.4 * len(row_labels)))
+    im = ax.imshow(values, aspect="auto", vmin=0, vmax=1, cmap="viridis", origin="lower")
+    for (i, j), v in np.ndenumerate(values):
+        if not np.isnan(v):
+            ax.text(
+                j, i, f"{v:.2f}", ha="center", va="center", fontsize=7, color="white" if v < 0.6 else "black"
+            )
+    ax.set_xticks(range(len(col_labels)), col_labels)
+    ax.set_yticks(range(len(row_labels)), row_labels)
+    for label, (kind, at) in (marks or {}).items():
+        line = ax.axvline if kind == "v" else ax.axhline
+        line(at, color="red", ls="--", lw=1.2, label=label)
+    if marks:
+        ax.legend(fontsize=7, loc="upper right")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title, fontsize=9)
+    fig.colorbar(im, ax=ax, label="accuracy")
+    return save(fig, path)

@@ -21,6 +21,7 @@ table{border-collapse:collapse;margin:1em 0;font-size:13px}
 td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top;overflow-wrap:break-word}
 td:first-child{white-space:nowrap}
 th{background:#f3f3f3;font-weight:600} .reproduced{background:#dff5df} .not-reproduced{background:#fbe0e0}
+.partly-reproduced{background:#fdf3d7}
 .not-run,.not-judged{color:#888} img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 figure{display:inline-block;width:49%;margin:0;vertical-align:top} caption{text-align:left;color:#555}
 .scale{background:#fff7dd;border:1px solid #e8d9a0;padding:.6em 1em}

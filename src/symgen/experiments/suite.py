@@ -22,7 +22,7 @@ import click
 from symgen.config import resolve
 from symgen.errors import UserError, writable_dir
 from symgen.experiments.claims import Claim, default_claims
-from symgen.training.run import is_finished, read_summary, train_run
+from symgen.training.run import is_finished, read_summary, seed_dir, train_run, train_seeds
 
 SUITES = ("smoke", "quick", "paper")
 
@@ -36,9 +36,19 @@ class RunSpec:
     recipe: str
     overrides: list[str] = field(default_factory=list)
     after: list[str] = field(default_factory=list)
+    seeds: tuple[int, ...] = ()  # several seeds trained as one stacked model: OUT/runs/NAME/seed-N
 
     def resolved_overrides(self, run_root: Path) -> list[str]:
         return [o.replace("{runs}", str(run_root)) for o in self.overrides]
+
+    def run_dirs(self, run_root: Path) -> list[Path]:
+        """The ordinary run directories this spec trains (one per seed when stacked)."""
+        if not self.seeds:
+            return [run_root / self.name]
+        return [seed_dir(run_root / self.name, s) for s in self.seeds]
+
+    def finished(self, run_root: Path) -> bool:
+        return all(is_finished(d) for d in self.run_dirs(run_root))
 
 
 @dataclass
@@ -70,6 +80,7 @@ class Experiment:
 
 
 def experiments() -> list[Experiment]:
+    from symgen.experiments.implicit_horn import ImplicitHornExperiment
     from symgen.experiments.kg_depth import KGDepthExperiment
     from symgen.experiments.kg_inside import KGInsideExperiment
     from symgen.experiments.kg_systematic import KGSystematicExperiment
@@ -88,6 +99,7 @@ def experiments() -> list[Experiment]:
         KGSystematicExperiment(),
         KGDepthExperiment(),
         KGInsideExperiment(),
+        ImplicitHornExperiment(),
     ]
 
 
@@ -127,6 +139,8 @@ def _train_in_subprocess(run: RunSpec, run_root: Path) -> None:
         *run.resolved_overrides(run_root),
         "train.threads=1",
     ]
+    if run.seeds:
+        cmd += ["--seeds", ",".join(map(str, run.seeds))]
     cmd += ["--out", str(run_dir), "--resume", "--no-progress"]
     log = run_root / f"{run.name}.log"
     with open(log, "w") as f:
@@ -158,7 +172,7 @@ def _dependency_order(runs: list[RunSpec]) -> list[RunSpec]:
 
 
 def train_all(runs: list[RunSpec], run_root: Path, jobs: int, progress: bool) -> None:
-    todo = _dependency_order([r for r in runs if not is_finished(run_root / r.name)])
+    todo = _dependency_order([r for r in runs if not r.finished(run_root)])
     for r in todo:  # refuse bad recipes before any training starts
         resolve(r.recipe, r.resolved_overrides(run_root))
     click.echo(
@@ -169,7 +183,10 @@ def train_all(runs: list[RunSpec], run_root: Path, jobs: int, progress: bool) ->
         for i, r in enumerate(todo, 1):
             click.echo(f"[{i}/{len(todo)}] {r.name}", err=True)
             cfg = resolve(r.recipe, r.resolved_overrides(run_root))
-            train_run(cfg, run_root / r.name, resume=True, progress=progress)
+            if r.seeds:
+                train_seeds(cfg, list(r.seeds), run_root / r.name, resume=True, progress=progress)
+            else:
+                train_run(cfg, run_root / r.name, resume=True, progress=progress)
         return
     futures: dict[str, Future] = {}
 
@@ -205,7 +222,7 @@ def run_suite(suite: str, out: Path, only: str | None = None, jobs: int = 1, pro
     reported = [
         exp
         for exp in select(suite, None)
-        if exp.name in names or all(is_finished(run_root / r.name) for r in exp.runs(suite))
+        if exp.name in names or all(r.finished(run_root) for r in exp.runs(suite))
     ]
     all_runs = list({r.name: r for exp in reported for r in exp.runs(suite)}.values())
     claims = default_claims()
@@ -216,7 +233,7 @@ def run_suite(suite: str, out: Path, only: str | None = None, jobs: int = 1, pro
         for claim in section.claims:
             claims[claim.id] = claim
         sections.append(section)
-    train_seconds = sum(read_summary(run_root / r.name)["train_seconds"] for r in all_runs)
+    train_seconds = sum(read_summary(d)["train_seconds"] for r in all_runs for d in r.run_dirs(run_root))
     timing = {
         "wall_seconds": round(time.time() - started, 1),
         "train_seconds_of_runs": round(train_seconds, 1),

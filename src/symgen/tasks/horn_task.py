@@ -63,8 +63,9 @@ class HornTaskConfig:
     grow_steps: int = 0  # size curriculum: problems grow from depth 1, 2 rules to full size over these steps
 
     def validate(self) -> None:
-        if self.name != "horn":
-            raise UserError(f"task.name={self.name!r} must be 'horn' for this config")
+        own_name = type(self).__dataclass_fields__["name"].default
+        if self.name != own_name:
+            raise UserError(f"task.name={self.name!r} must be {own_name!r} for this config")
         if self.n_test < 1:
             raise UserError(f"task.n_test={self.n_test} must be at least 1")
         if self.eval_batch_size < 1:

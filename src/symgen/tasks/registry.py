@@ -6,6 +6,7 @@ from typing import Any
 
 from symgen.config import TASK_CONFIGS
 from symgen.tasks.base import Task
+from symgen.tasks.horn_implicit import ImplicitHornTask, ImplicitHornTaskConfig
 from symgen.tasks.horn_task import HornTask, HornTaskConfig
 from symgen.tasks.kg_task import KGTask, KGTaskConfig
 from symgen.tasks.reverse import ReverseConfig, ReverseTask
@@ -14,6 +15,7 @@ from symgen.tasks.transfer import TransferConfig, TransferTask
 TASKS: dict[str, tuple[type, type[Task]]] = {
     "reverse": (ReverseConfig, ReverseTask),
     "horn": (HornTaskConfig, HornTask),
+    "horn-implicit": (ImplicitHornTaskConfig, ImplicitHornTask),
     "kg": (KGTaskConfig, KGTask),
     "transfer": (TransferConfig, TransferTask),
 }

@@ -1,0 +1,142 @@
+"""Horn problems answered without a chain of thought (SPEC Part C.1).
+
+The same problems, symbol pools, scenarios and checker as the Horn task; the sequence is the prompt
+(ending in ``<cot>``) followed by the answer, ``True`` or ``False``, and the loss is on the answer
+alone. Whatever reasoning happens, happens inside the forward pass — over the iterations of a
+looped model, or the layers of a vanilla one.
+
+Training problems have proof depths 1..D (``max_depth``), labels balanced at every depth. Test
+problems of every scenario have depths 1..``test_max_depth`` (default 2·D, depths above D never
+trained), again balanced per depth and label; a deeper problem holds two more rules per extra
+level (its two chains grow), so the number of distractor rules stays that of training.
+
+Evaluation reads the answer at the last prompt token: accuracy per scenario and depth at every
+iteration count of ``eval_loops`` (`{scenario}/depth{d}/accuracy@r{r}`; the model's own R is the
+plain `{scenario}/depth{d}/accuracy`), and for looped models the same under adaptive halting
+(KL + entropy, `symgen.models.recurrence`): accuracy and mean iterations per depth.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from symgen.errors import UserError
+from symgen.models.recurrence import HaltingRule
+from symgen.models.transformer import Transformer
+from symgen.tasks import horn
+from symgen.tasks.base import IGNORE, Batch, pad_batch
+from symgen.tasks.horn_task import HornTask, HornTaskConfig
+
+
+@dataclass
+class ImplicitHornTaskConfig(HornTaskConfig):
+    name: str = "horn-implicit"
+    test_max_depth: int = 0  # 0: 2 × max_depth
+    eval_loops: list[int] = field(default_factory=list)  # iteration counts of the accuracy grid
+    halting: bool = False  # also evaluate under adaptive halting, up to max(eval_loops) iterations
+
+    def validate(self) -> None:
+        super().validate()
+        if self.rule_labels:
+            raise UserError("task.rule_labels has no use without a chain of thought; leave it false")
+        if self.test_max_depth and self.test_max_depth < self.max_depth:
+            raise UserError(f"task.test_max_depth={self.test_max_depth} must be >= task.max_depth")
+        if any(r < 1 for r in self.eval_loops):
+            raise UserError(f"task.eval_loops={self.eval_loops}: iteration counts must be >= 1")
+
+    @property
+    def deepest_test(self) -> int:
+        return self.test_max_depth or 2 * self.max_depth
+
+    def test_config(self, seed: int) -> horn.HornConfig:
+        """The generator of the test problems: deeper, with two more rules per extra level."""
+        extra = 2 * (self.deepest_test - self.max_depth)
+        return dataclasses.replace(
+            self.horn_config(seed),
+            max_depth=self.deepest_test,
+            min_rules=self.min_rules + extra,
+            max_rules=self.max_rules + extra,
+        )
+
+    def max_prompt_tokens(self) -> int:
+        extra = 2 * (self.deepest_test - self.max_depth)
+        return 1 + (self.max_rules + extra) * (self.max_body + 3) + 1 + self.max_facts + 4
+
+
+class ImplicitHornTask(HornTask):
+    cfg: ImplicitHornTaskConfig
+
+    def __init__(self, cfg: ImplicitHornTaskConfig, seed: int) -> None:
+        super().__init__(cfg, seed)
+        deep = cfg.test_config(seed)
+        splits = horn.generate_splits(
+            dataclasses.replace(deep, n_train=0), (self.seen_pool, self.unseen_pool)
+        )
+        self.test = {s: splits[f"test_{s}"] for s in horn.SCENARIOS}
+        self._test_keys = {horn.canonical_key(r) for r in self.test["all_seen"]}
+        self.answer_ids = {True: self._id[horn.TRUE], False: self._id[horn.FALSE]}
+
+    @property
+    def max_seq_len(self) -> int:
+        return self.cfg.max_prompt_tokens() + 1
+
+    def batch(self, records: list[dict[str, Any]]) -> Batch:
+        """Inputs: the prompt; target: the answer at its last token, IGNORE elsewhere."""
+        inputs, targets = [], []
+        for r in records:
+            prompt = self.encode(self.prompt_tokens(r))
+            inputs.append(prompt)
+            targets.append([IGNORE] * (len(prompt) - 1) + [self.answer_ids[bool(r["label"])]])
+        return pad_batch(inputs, targets, self.pad_id)
+
+    # ---------------------------------------------------------------- evaluation
+    def headline_metric(self) -> str:
+        return "all_seen/accuracy"
+
+    def loops_grid(self, model: Transformer) -> list[int]:
+        return sorted(set(self.cfg.eval_loops) | {model.cfg.n_loops})
+
+    @torch.no_grad()
+    def answers(
+        self, model: Transformer, records: list[dict[str, Any]], device: torch.device, **kwargs: Any
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Whether each answer is right, and (with halting) the iterations each used."""
+        right, used = [], []
+        for start in range(0, len(records), self.cfg.eval_batch_size):
+            batch = self.batch(records[start : start + self.cfg.eval_batch_size]).to(device)
+            at = (batch.targets != IGNORE).long().argmax(-1)
+            rows = torch.arange(len(at), device=device)
+            out = model(batch.inputs, answer_positions=at, **kwargs)
+            predicted = out.logits[rows, at].argmax(-1)
+            right.append((predicted == batch.targets[rows, at]).cpu())
+            if out.iterations is not None:
+                used.append(out.iterations.cpu())
+        return torch.cat(right), (torch.cat(used) if used else None)
+
+    @torch.no_grad()
+    def evaluate(self, model: Transformer, device: torch.device) -> dict[str, float]:
+        metrics: dict[str, float] = {}
+        own = model.cfg.n_loops
+        grid = self.loops_grid(model)
+        for scenario, records in self.test.items():
+            depths = torch.tensor([r["depth"] for r in records])
+            for r in grid:
+                right, _ = self.answers(model, records, device, n_loops=r)
+                suffix = "" if r == own else f"@r{r}"
+                metrics[f"{scenario}/accuracy{suffix}"] = float(right.float().mean())
+                for d in sorted(set(depths.tolist())):
+                    metrics[f"{scenario}/depth{d}/accuracy{suffix}"] = float(
+                        right[depths == d].float().mean()
+                    )
+            if self.cfg.halting:
+                right, used = self.answers(model, records, device, n_loops=max(grid), halting=HaltingRule())
+                metrics[f"{scenario}/halting/accuracy"] = float(right.float().mean())
+                for d in sorted(set(depths.tolist())):
+                    picked = depths == d
+                    metrics[f"{scenario}/depth{d}/halting/accuracy"] = float(right[picked].float().mean())
+                    metrics[f"{scenario}/depth{d}/halting/iterations"] = float(used[picked].float().mean())
+        return metrics

@@ -1,0 +1,58 @@
+"""The implicit-Horn claims: judged per seed, and a seed that fails turns the verdict partial."""
+
+from pathlib import Path
+
+from symgen.experiments.claims import seed_verdict
+from symgen.experiments.implicit_horn import claim_c1, claim_c2, claim_c3, rank_correlation
+
+
+def fake_run(by_r: dict[int, list[float]], own_r: int, unseen: list | None = None, halting=None) -> dict:
+    final = {}
+    for r, accs in by_r.items():
+        suffix = "" if r == own_r else f"@r{r}"
+        for d, a in enumerate(accs, 1):
+            final[f"all_seen/depth{d}/accuracy{suffix}"] = a
+            final[f"all_unseen/depth{d}/accuracy{suffix}"] = (unseen or accs)[d - 1] if r == own_r else a
+    for d, it in enumerate(halting or [], 1):
+        final[f"all_seen/depth{d}/halting/iterations"] = it
+    return {"final": final, "own_r": own_r, "grid": sorted(by_r), "test_depth": 6, "trained_depth": 3,
+            "dir": Path("x"), "r_label": str(own_r)}  # fmt: skip
+
+
+EXTRAPOLATES = {4: [1, 1, 0.9, 0.6, 0.5, 0.5], 8: [1, 1, 0.95, 0.9, 0.8, 0.6]}
+STUCK = {4: [1, 1, 0.9, 0.6, 0.5, 0.5], 8: [1, 1, 0.9, 0.6, 0.5, 0.5]}
+VANILLA = {1: [1, 0.9, 0.8, 0.5, 0.5, 0.5]}
+
+
+def test_c1_holds_in_every_seed_or_names_the_seed_that_fails():
+    good = {"implicit-looped": {0: fake_run(EXTRAPOLATES, 4), 1: fake_run(EXTRAPOLATES, 4)},
+            "implicit-vanilla": {0: fake_run(VANILLA, 1), 1: fake_run(VANILLA, 1)}}  # fmt: skip
+    claim = claim_c1(good, 3)
+    assert claim.verdict == "reproduced" and claim.values["0"]["looped_best"] == 5
+    tampered = good | {"implicit-looped": {0: fake_run(EXTRAPOLATES, 4), 1: fake_run(STUCK, 4)}}
+    claim = claim_c1(tampered, 3)
+    assert claim.verdict == "partly reproduced" and "fails in seed 1" in claim.measured
+
+
+def test_c2_needs_small_gaps_with_frozen_rows_and_chance_with_learned_rows():
+    seen = {4: [0.95, 0.9, 0.85, 0.6, 0.5, 0.5]}
+    runs = {
+        "implicit-looped-frozen-ss": {0: fake_run(seen, 4, unseen=[0.93, 0.88, 0.8, 0.5, 0.5, 0.5])},
+        "implicit-looped": {0: fake_run(seen, 4, unseen=[0.5, 0.55, 0.5, 0.5, 0.5, 0.5])},
+    }
+    assert claim_c2(runs, 3).verdict == "reproduced"
+    runs["implicit-looped"] = {0: fake_run(seen, 4, unseen=[0.8, 0.55, 0.5, 0.5, 0.5, 0.5])}
+    assert claim_c2(runs, 3).verdict == "not reproduced"
+
+
+def test_c3_reads_halting_iterations_against_depth():
+    grows = {"implicit-looped": {0: fake_run(STUCK, 4, halting=[2, 2, 3, 4, 4, 5])}}
+    flat = {"implicit-looped": {0: fake_run(STUCK, 4, halting=[3, 3, 3, 3, 3, 3])}}
+    assert claim_c3(grows).verdict == "reproduced" and claim_c3(flat).verdict == "not reproduced"
+
+
+def test_seed_verdicts_and_rank_correlation():
+    assert seed_verdict({"seed 0": True, "seed 1": True}) == ("reproduced", "")
+    assert seed_verdict({"seed 0": False, "seed 1": False})[0] == "not reproduced"
+    assert seed_verdict({}) == ("not run", "")
+    assert rank_correlation([1, 2, 3], [5, 5, 5]) == 0.0 and rank_correlation([1, 2, 3], [1, 3, 2]) == 0.5
