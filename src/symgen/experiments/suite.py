@@ -85,6 +85,7 @@ def experiments() -> list[Experiment]:
     from symgen.experiments.kg_inside import KGInsideExperiment
     from symgen.experiments.kg_systematic import KGSystematicExperiment
     from symgen.experiments.reverse import ReverseExperiment
+    from symgen.experiments.speed import SpeedExperiment
     from symgen.experiments.theory import TheoryExperiment
     from symgen.experiments.transfer import TransferExperiment
     from symgen.experiments.unseen import UnseenSymbolsExperiment
@@ -100,6 +101,7 @@ def experiments() -> list[Experiment]:
         KGDepthExperiment(),
         KGInsideExperiment(),
         ImplicitHornExperiment(),
+        SpeedExperiment(),
     ]
 
 
@@ -222,7 +224,7 @@ def run_suite(suite: str, out: Path, only: str | None = None, jobs: int = 1, pro
     reported = [
         exp
         for exp in select(suite, None)
-        if exp.name in names or all(r.finished(run_root) for r in exp.runs(suite))
+        if exp.name in names or (exp.runs(suite) and all(r.finished(run_root) for r in exp.runs(suite)))
     ]
     all_runs = list({r.name: r for exp in reported for r in exp.runs(suite)}.values())
     claims = default_claims()
