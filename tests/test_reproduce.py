@@ -36,3 +36,32 @@ def test_list_names_experiments_and_runs():
     names = [line.split("\t")[0] for line in result.stdout.splitlines() if not line.startswith(" ")]
     assert {"reverse", "unseen", "theory", "transfer", "kg-systematic", "kg-depth", "kg-inside"} <= set(names)
     assert "implicit-horn" in names
+
+
+def test_a_claim_holds_only_if_it_holds_in_every_seed(tmp_path: Path):
+    out = tmp_path / "repro"
+    args = ["reproduce", "--suite", "smoke", "--only", "kg-systematic", "--seeds", "2", "--out", str(out)]
+    first = symgen(*args, "--no-progress", timeout=600)
+    assert first.returncode == 0, first.stderr[-2000:]
+    b51 = next(c for c in json.loads((out / "claims.json").read_text()) if c["id"] == "B5.1")
+    assert set(b51["values"]["per_seed"]) == {"0", "1"} and "kg-sys-looped_ood" in b51["values"]["summary"]
+    assert b51["verdict"] == "not reproduced"  # smoke models do not grok
+
+    # tamper with seed 0 only: its looped model now generalizes out of distribution
+    metrics = out / "runs" / "kg-sys-looped" / "seed-0" / "metrics.jsonl"
+    lines = [json.loads(line) for line in metrics.read_text().splitlines()]
+    for line in lines:
+        if "eval/ood/accuracy" in line:
+            line["eval/ood/accuracy"] = 0.9
+    metrics.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    again = symgen(*args, "--no-progress", timeout=600)
+    assert again.returncode == 0 and "2 of 2 runs finished already" in again.stderr
+    b51 = next(c for c in json.loads((out / "claims.json").read_text()) if c["id"] == "B5.1")
+    assert b51["verdict"] == "partly reproduced" and "seed 1 (not reproduced)" in b51["measured"]
+    assert b51["values"]["verdicts"] == {"0": "reproduced", "1": "not reproduced"}
+    assert "seed 1" in (out / "report.html").read_text()
+
+
+def test_bad_seed_counts_are_refused(tmp_path: Path):
+    done = symgen("reproduce", "--suite", "smoke", "--seeds", "0", "--out", str(tmp_path / "r"))
+    assert done.returncode == 2 and "--seeds 0" in done.stderr

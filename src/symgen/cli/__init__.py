@@ -82,14 +82,25 @@ def _report_done(out: Path, summary: dict) -> None:
     "--jobs", default=1, show_default=True, help="Runs trained side by side (one thread each when > 1)."
 )
 @click.option("--progress/--no-progress", default=True, help="Show progress bars.")
-def reproduce(suite: str, out: Path, only: str | None, list_: bool, jobs: int, progress: bool) -> None:
-    """Run a suite's experiments (skipping finished runs); write OUT/report.html and OUT/claims.json."""
+@click.option(
+    "--seeds",
+    type=int,
+    default=None,
+    help="Seeds per run (0..N-1, stacked in one process); default: smoke 1, quick 1, paper 3.",
+)
+def reproduce(
+    suite: str, out: Path, only: str | None, list_: bool, jobs: int, progress: bool, seeds: int | None
+) -> None:
+    """Run a suite's experiments (skipping finished runs); write OUT/report.html and OUT/claims.json.
+
+    With --seeds N every run trains at N seeds, every experiment is analysed per seed, and each
+    claim's verdict holds only if it holds in every seed (`partly reproduced` names the others)."""
     from symgen.experiments.suite import list_suite, run_suite
 
     if list_:
         click.echo(list_suite(suite, only))
         return
-    report = run_suite(suite, out, only=only, jobs=jobs, progress=progress)
+    report = run_suite(suite, out, only=only, jobs=jobs, progress=progress, seeds=seeds)
     click.echo(f"report: {report}")
 
 

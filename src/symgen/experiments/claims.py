@@ -128,3 +128,61 @@ def seed_verdict(passed: dict[str, bool]) -> tuple[str, str]:
     if len(failed) == len(passed):
         return "not reproduced", ""
     return "partly reproduced", f"fails in {', '.join(failed)}"
+
+
+JUDGED = ("reproduced", "partly reproduced", "not reproduced")
+
+
+def merge_seeds(per_seed: dict[int, Claim]) -> Claim:
+    """One claim from its checks at several seeds: `reproduced` only when every seed reproduces it,
+    `partly reproduced` naming the seeds that do not when some do, `not reproduced` when none does.
+    `values` keeps every seed's values, their verdicts, and mean / min / max of each number."""
+    if len(per_seed) == 1:
+        return next(iter(per_seed.values()))
+    seeds = sorted(per_seed)
+    verdicts = {s: per_seed[s].verdict for s in seeds}
+    judged = {s: v for s, v in verdicts.items() if v in JUDGED}
+    note = ""
+    if not judged:
+        verdict = "not judged" if "not judged" in verdicts.values() else "not run"
+    elif len(judged) == len(seeds) and all(v == "reproduced" for v in judged.values()):
+        verdict = "reproduced"
+    elif any(v != "not reproduced" for v in judged.values()):
+        verdict = "partly reproduced"
+        failing = [f"seed {s} ({verdicts[s]})" for s in seeds if verdicts[s] != "reproduced"]
+        note = f" — not reproduced in {', '.join(failing)}"
+    else:
+        verdict = "not reproduced"
+    first = per_seed[seeds[0]]
+    measured = " | ".join(f"seed {s}: {per_seed[s].measured}" for s in seeds) + note
+    evidence = list(dict.fromkeys(e for s in seeds for e in per_seed[s].evidence))
+    values = {
+        "per_seed": {str(s): per_seed[s].values for s in seeds},
+        "verdicts": {str(s): verdicts[s] for s in seeds},
+        "summary": numeric_summary([per_seed[s].values for s in seeds]),
+    }
+    return Claim(first.id, first.claim, first.paper, measured, verdict, evidence, values)
+
+
+def _numbers(values: dict[str, Any], prefix: str = "") -> dict[str, float]:
+    out: dict[str, float] = {}
+    for key, value in values.items():
+        if isinstance(value, dict):
+            out |= _numbers(value, f"{prefix}{key}/")
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            out[f"{prefix}{key}"] = float(value)
+    return out
+
+
+def numeric_summary(per_seed_values: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Mean, min and max over seeds of every number all seeds report (nested keys joined by '/')."""
+    flat = [_numbers(v) for v in per_seed_values]
+    shared = set(flat[0]).intersection(*flat[1:]) if flat else set()
+    return {
+        key: {
+            "mean": round(sum(f[key] for f in flat) / len(flat), 4),
+            "min": min(f[key] for f in flat),
+            "max": max(f[key] for f in flat),
+        }
+        for key in sorted(shared)
+    }

@@ -14,14 +14,14 @@ import subprocess
 import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import click
 
 from symgen.config import resolve
 from symgen.errors import UserError, writable_dir
-from symgen.experiments.claims import Claim, default_claims
+from symgen.experiments.claims import Claim, default_claims, merge_seeds
 from symgen.training.run import is_finished, read_summary, seed_dir, train_run, train_seeds
 
 SUITES = ("smoke", "quick", "paper")
@@ -37,6 +37,7 @@ class RunSpec:
     overrides: list[str] = field(default_factory=list)
     after: list[str] = field(default_factory=list)
     seeds: tuple[int, ...] = ()  # several seeds trained as one stacked model: OUT/runs/NAME/seed-N
+    suite_seeds: bool = False  # seeds given by `reproduce --seeds`: the experiment is analysed per seed
 
     def resolved_overrides(self, run_root: Path) -> list[str]:
         return [o.replace("{runs}", str(run_root)) for o in self.overrides]
@@ -207,15 +208,56 @@ def train_all(runs: list[RunSpec], run_root: Path, jobs: int, progress: bool) ->
             click.echo(f"[{i}/{len(todo)}] {name} finished", err=True)
 
 
-def run_suite(suite: str, out: Path, only: str | None = None, jobs: int = 1, progress: bool = True) -> Path:
+DEFAULT_SEEDS = {"smoke": 1, "quick": 1, "paper": 3}
+
+
+def seeded(runs: list[RunSpec], n_seeds: int) -> list[RunSpec]:
+    """Every run at seeds 0..n_seeds-1, trained as one stacked model, except runs that choose their
+    own seeds (a seed list, or a `seed=` override) and runs that start from another run (`after`:
+    a fine-tune of one pretrained model), which stay as they are."""
+    if n_seeds <= 1:
+        return runs
+    out = []
+    for run in runs:
+        own = run.seeds or run.after or any(o.startswith("seed=") for o in run.overrides)
+        out.append(run if own else replace(run, seeds=tuple(range(n_seeds)), suite_seeds=True))
+    return out
+
+
+def seed_views(runs: list[RunSpec], run_root: Path) -> dict[int, dict[str, Path]]:
+    """Per seed of the suite, the run directory each spec offers the experiment's analysis."""
+    suite_seeds = sorted({s for r in runs if r.suite_seeds for s in r.seeds}) or [None]
+    views = {}
+    for seed in suite_seeds:
+        views[seed] = {
+            r.name: seed_dir(run_root / r.name, seed) if r.suite_seeds else run_root / r.name for r in runs
+        }
+    return views
+
+
+def run_suite(
+    suite: str,
+    out: Path,
+    only: str | None = None,
+    jobs: int = 1,
+    progress: bool = True,
+    seeds: int | None = None,
+) -> Path:
     from symgen.experiments.report import write_report
 
     started = time.time()
+    n_seeds = DEFAULT_SEEDS[suite] if seeds is None else seeds
+    if n_seeds < 1:
+        raise UserError(f"--seeds {n_seeds}: at least 1")
     chosen = select(suite, only)
     writable_dir(out)
     run_root, figure_dir = out / "runs", out / "figures"
+
+    def runs_of(exp: Experiment) -> list[RunSpec]:
+        return seeded(exp.runs(suite), n_seeds)
+
     # experiments may analyse each other's runs: a run named twice is trained once
-    all_runs = list({r.name: r for exp in chosen for r in exp.runs(suite)}.values())
+    all_runs = list({r.name: r for exp in chosen for r in runs_of(exp)}.values())
     train_all(all_runs, run_root, jobs, progress)
     figure_dir.mkdir(parents=True, exist_ok=True)
 
@@ -224,17 +266,23 @@ def run_suite(suite: str, out: Path, only: str | None = None, jobs: int = 1, pro
     reported = [
         exp
         for exp in select(suite, None)
-        if exp.name in names or (exp.runs(suite) and all(r.finished(run_root) for r in exp.runs(suite)))
+        if exp.name in names or (exp.runs(suite) and all(r.finished(run_root) for r in runs_of(exp)))
     ]
-    all_runs = list({r.name: r for exp in reported for r in exp.runs(suite)}.values())
+    all_runs = list({r.name: r for exp in reported for r in runs_of(exp)}.values())
     claims = default_claims()
     sections = []
     for exp in reported:
-        run_dirs = {r.name: run_root / r.name for r in exp.runs(suite)}
-        section = exp.analyze(suite, run_dirs, figure_dir)
-        for claim in section.claims:
-            claims[claim.id] = claim
-        sections.append(section)
+        by_seed: dict[str, dict[int, Claim]] = {}
+        for seed, run_dirs in seed_views(runs_of(exp), run_root).items():
+            where = figure_dir if seed in (None, 0) else figure_dir / f"seed-{seed}"
+            section = exp.analyze(suite, run_dirs, where)
+            if seed not in (None, 0):
+                section.title += f" — seed {seed}"
+            for claim in section.claims:
+                by_seed.setdefault(claim.id, {})[seed or 0] = claim
+            sections.append(section)
+        for cid, per_seed in by_seed.items():
+            claims[cid] = merge_seeds(per_seed)
     train_seconds = sum(read_summary(d)["train_seconds"] for r in all_runs for d in r.run_dirs(run_root))
     timing = {
         "wall_seconds": round(time.time() - started, 1),
