@@ -3,7 +3,8 @@
 from pathlib import Path
 
 from symgen.experiments.claims import seed_verdict
-from symgen.experiments.implicit_horn import claim_c1, claim_c2, claim_c3, rank_correlation
+from symgen.experiments.implicit_horn import claim_c1, claim_c2, claim_c3
+from symgen.experiments.metrics import rank_correlation
 
 
 def fake_run(by_r: dict[int, list[float]], own_r: int, unseen: list | None = None, halting=None) -> dict:
@@ -56,3 +57,13 @@ def test_seed_verdicts_and_rank_correlation():
     assert seed_verdict({"seed 0": False, "seed 1": False})[0] == "not reproduced"
     assert seed_verdict({}) == ("not run", "")
     assert rank_correlation([1, 2, 3], [5, 5, 5]) == 0.0 and rank_correlation([1, 2, 3], [1, 3, 2]) == 0.5
+
+
+def test_a_claim_checked_part_by_part_names_the_part_that_fails():
+    from symgen.experiments.kg_inside import parts_claim
+
+    both = parts_claim("B5.5", {"margins peak then fall": True, "dynamic decays more slowly": True}, [])
+    one = parts_claim("B5.5", {"margins peak then fall": True, "dynamic decays more slowly": False}, [])
+    none = parts_claim("B5.6", {"beats KL-only": False, "tracks depth": False}, [])
+    assert (both.verdict, one.verdict, none.verdict) == ("reproduced", "partly reproduced", "not reproduced")
+    assert "dynamic decays more slowly: no" in one.measured

@@ -20,6 +20,7 @@ import yaml
 
 from symgen.analysis.plots import heatmap_figure, line_figure
 from symgen.experiments.claims import PAPER_CLAIMS, Claim, seed_verdict
+from symgen.experiments.metrics import rank_correlation
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
 from symgen.tasks.horn import SCENARIOS
 from symgen.training.run import read_summary
@@ -343,23 +344,6 @@ def claim_c3(runs: dict[str, dict[int, dict]]) -> Claim:
             )
     verdict, note = seed_verdict(passed)
     return _claim("C3", verdict, note, parts, runs, values)
-
-
-def rank_correlation(x: list[float], y: list[float]) -> float:
-    """Spearman's rank correlation, ties sharing their mean rank; 0 when either side is constant."""
-
-    def ranks(v: list[float]) -> np.ndarray:
-        a = np.asarray(v, dtype=float)
-        r = np.empty(len(a))
-        r[a.argsort(kind="stable")] = np.arange(len(a))
-        for value in np.unique(a):
-            r[a == value] = r[a == value].mean()
-        return r
-
-    rx, ry = ranks(x), ranks(y)
-    if rx.std() == 0 or ry.std() == 0:
-        return 0.0
-    return float(np.corrcoef(rx, ry)[0, 1])
 
 
 def _claim(cid: str, verdict: str, note: str, parts: list[str], runs: dict, values: dict) -> Claim:
