@@ -87,3 +87,19 @@ def test_evaluation_reads_every_depth_at_every_iteration_count_and_under_halting
 def test_bad_settings_are_refused(overrides, message):
     with pytest.raises(UserError, match=message):
         ImplicitHornTaskConfig(**SMALL | overrides).validate()
+
+
+def test_the_depth_curriculum_starts_at_depth_one_and_adds_a_depth_when_one_passes():
+    task = ImplicitHornTask(ImplicitHornTaskConfig(**SMALL, n_test=12, curriculum=True), seed=0)
+    (curriculum,) = task.hooks()
+    assert {r["depth"] for r in task.train_problems(0, 40)} == {1}
+
+    class FakeTrainer:
+        optimizer = None
+
+    curriculum.on_eval(FakeTrainer(), 100, {"eval/all_seen/depth1/accuracy": 0.7})
+    assert task.train_hops == 1
+    curriculum.on_eval(FakeTrainer(), 200, {"eval/all_seen/depth1/accuracy": 0.95})
+    assert task.train_hops == 2 and curriculum.learnable_depth == 1
+    assert {r["depth"] for r in task.train_problems(1, 40)} == {1, 2}
+    assert max(r["depth"] for recs in task.test.values() for r in recs) == 6  # tests keep every depth

@@ -5,7 +5,9 @@ The same problems, symbol pools, scenarios and checker as the Horn task; the seq
 alone. Whatever reasoning happens, happens inside the forward pass — over the iterations of a
 looped model, or the layers of a vanilla one.
 
-Training problems have proof depths 1..D (``max_depth``), labels balanced at every depth. Test
+Training problems have proof depths 1..D (``max_depth``), labels balanced at every depth; with
+``curriculum`` training starts at depth 1 and adds depth k + 1 once held-out all_seen accuracy at
+depth k passes the threshold (paper B's depth curriculum, `symgen.training.curriculum`). Test
 problems of every scenario have depths 1..``test_max_depth`` (default 2·D, depths above D never
 trained), again balanced per depth and label; a deeper problem holds two more rules per extra
 level (its two chains grow), so the number of distractor rules stays that of training.
@@ -30,6 +32,7 @@ from symgen.models.transformer import Transformer
 from symgen.tasks import horn
 from symgen.tasks.base import IGNORE, Batch, pad_batch
 from symgen.tasks.horn_task import HornTask, HornTaskConfig
+from symgen.training.curriculum import DepthCurriculum
 
 
 @dataclass
@@ -38,6 +41,9 @@ class ImplicitHornTaskConfig(HornTaskConfig):
     test_max_depth: int = 0  # 0: 2 × max_depth
     eval_loops: list[int] = field(default_factory=list)  # iteration counts of the accuracy grid
     halting: bool = False  # also evaluate under adaptive halting, up to max(eval_loops) iterations
+    curriculum: bool = False  # train on depth 1 first; add depth k+1 when held-out depth k passes
+    curriculum_threshold: float = 0.9  # all_seen accuracy at depth k (at the model's own R)
+    curriculum_patience: int = 0  # end the run after this many evaluations without a stage passed
 
     def validate(self) -> None:
         super().validate()
@@ -47,6 +53,10 @@ class ImplicitHornTaskConfig(HornTaskConfig):
             raise UserError(f"task.test_max_depth={self.test_max_depth} must be >= task.max_depth")
         if any(r < 1 for r in self.eval_loops):
             raise UserError(f"task.eval_loops={self.eval_loops}: iteration counts must be >= 1")
+        if not 0.5 < self.curriculum_threshold <= 1.0:
+            raise UserError(f"task.curriculum_threshold={self.curriculum_threshold} must be in (0.5, 1]")
+        if self.curriculum_patience < 0:
+            raise UserError(f"task.curriculum_patience={self.curriculum_patience} must be >= 0")
 
     @property
     def deepest_test(self) -> int:
@@ -79,6 +89,27 @@ class ImplicitHornTask(HornTask):
         self.test = {s: splits[f"test_{s}"] for s in horn.SCENARIOS}
         self._test_keys = {horn.canonical_key(r) for r in self.test["all_seen"]}
         self.answer_ids = {True: self._id[horn.TRUE], False: self._id[horn.FALSE]}
+        self.train_hops = cfg.max_depth
+        self.set_train_hops(1 if cfg.curriculum else cfg.max_depth)
+
+    def set_train_hops(self, k: int) -> None:
+        """Train on proof depths 1..k (the depth curriculum's stage), balanced per depth and label."""
+        self.train_hops = k
+        self.hcfg = dataclasses.replace(self.cfg.horn_config(self.seed), max_depth=k)
+
+    def hooks(self) -> list[Any]:
+        if not self.cfg.curriculum:
+            return []
+        return [
+            DepthCurriculum(
+                self,
+                self.cfg.curriculum_threshold,
+                start=1,
+                max_hops=self.cfg.max_depth,
+                metric="eval/all_seen/depth{k}/accuracy",
+                patience=self.cfg.curriculum_patience,
+            )
+        ]
 
     @property
     def max_seq_len(self) -> int:
