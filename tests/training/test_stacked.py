@@ -145,3 +145,10 @@ def test_cli_refuses_a_bad_seed_list_in_one_line(tmp_path: Path):
     done = symgen("train", "reverse", "--seeds", "0,0", "--out", str(tmp_path / "r"))
     assert done.returncode == 2 and done.stderr.strip().count("\n") == 0 and "repeated" in done.stderr
     assert not (tmp_path / "r").exists()
+
+
+def test_stacked_seeds_refuse_torchrun(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(UserError, match="torchrun"):
+        train_seeds(resolve("reverse", ["train.steps=2"]), [0, 1], tmp_path / "r", progress=False)
+    assert not (tmp_path / "r").exists()

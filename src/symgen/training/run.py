@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -224,6 +225,8 @@ def train_seeds(
     the seed list, and a stacked run resumes only with the same list."""
     from symgen.training.stacked import StackedTrainer
 
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise UserError("--seeds trains every seed in one process; run it without torchrun")
     out = Path(out)
     listing = out / "seeds.json"
     if listing.exists() and json.loads(listing.read_text())["seeds"] != seeds:
