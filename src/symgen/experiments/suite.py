@@ -246,10 +246,10 @@ def run_suite(
     from symgen.experiments.report import write_report
 
     started = time.time()
+    chosen = select(suite, only)  # refuses an unknown suite first
     n_seeds = DEFAULT_SEEDS[suite] if seeds is None else seeds
     if n_seeds < 1:
         raise UserError(f"--seeds {n_seeds}: at least 1")
-    chosen = select(suite, only)
     writable_dir(out)
     run_root, figure_dir = out / "runs", out / "figures"
 
