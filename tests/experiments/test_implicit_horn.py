@@ -67,3 +67,12 @@ def test_a_claim_checked_part_by_part_names_the_part_that_fails():
     none = parts_claim("B5.6", {"beats KL-only": False, "tracks depth": False}, [])
     assert (both.verdict, one.verdict, none.verdict) == ("reproduced", "partly reproduced", "not reproduced")
     assert "dynamic decays more slowly: no" in one.measured
+
+
+def test_models_at_chance_leave_c1_and_c3_not_judged():
+    chance = {4: [0.5] * 6, 8: [0.5] * 6}
+    runs = {
+        "implicit-looped": {0: fake_run(chance, 4, halting=[2] * 6)},
+        "implicit-vanilla": {0: fake_run({1: [0.5] * 6}, 1)},
+    }
+    assert claim_c1(runs, 3).verdict == "not judged" and claim_c3(runs).verdict == "not judged"

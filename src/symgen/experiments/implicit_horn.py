@@ -292,6 +292,8 @@ def claim_c1(runs: dict[str, dict[int, dict]], D: int) -> Claim:
             f"vanilla reaches {plain}"
         )
     verdict, note = seed_verdict(passed)
+    if passed and all(v["looped_best"] == 0 for v in values.values()):
+        verdict, note = "not judged", f"the looped model never reached depth 1 (≥ {REACH_BAR}) at any r"
     return _claim("C1", verdict, note, parts, runs, values | {"trained_depth": D})
 
 
@@ -327,11 +329,13 @@ def claim_c2(runs: dict[str, dict[int, dict]], D: int) -> Claim:
 
 
 def claim_c3(runs: dict[str, dict[int, dict]]) -> Claim:
-    passed, parts, values = {}, [], {}
+    """Judged on the looped runs that learned depth 1: halting on a model at chance says nothing."""
+    passed, parts, values, unjudged = {}, [], {}, []
     for name in ("implicit-looped", "implicit-dynamic"):
         for seed, run in runs.get(name, {}).items():
             iters = halting_iterations(run)
-            if len(iters) < 2:
+            if len(iters) < 2 or best_reach(run)[0] == 0:
+                unjudged.append(f"{name} seed {seed}")
                 continue
             depths = list(iters)
             rho = rank_correlation(depths, list(iters.values()))
@@ -343,6 +347,10 @@ def claim_c3(runs: dict[str, dict[int, dict]]) -> Claim:
                 f"over depths {depths[0]}–{depths[-1]} (rank correlation {rho:.2f})"
             )
     verdict, note = seed_verdict(passed)
+    if unjudged:
+        parts.append(f"not judged (never reached depth 1 at any r): {', '.join(unjudged)}")
+        if not passed:
+            verdict = "not judged"
     return _claim("C3", verdict, note, parts, runs, values)
 
 

@@ -18,6 +18,7 @@ SETTINGS = {
 
 class SpeedExperiment(Experiment):
     name = "speed"
+    report_unasked = False  # it measures for minutes: only when the suite runs it
     title = "Training speed: symgen against looped GPT2Blocks and plain PyTorch, and stacked seeds"
 
     def runs(self, suite: str) -> list[RunSpec]:

@@ -72,6 +72,7 @@ class Experiment:
     name = "experiment"
     title = "Experiment"
     suites: tuple[str, ...] = SUITES  # the suites this experiment belongs to
+    report_unasked = True  # reported whenever its runs are finished, also when --only leaves it out
 
     def runs(self, suite: str) -> list[RunSpec]:
         raise NotImplementedError
@@ -266,7 +267,7 @@ def run_suite(
     reported = [
         exp
         for exp in select(suite, None)
-        if exp.name in names or (exp.runs(suite) and all(r.finished(run_root) for r in runs_of(exp)))
+        if exp.name in names or (exp.report_unasked and all(r.finished(run_root) for r in runs_of(exp)))
     ]
     all_runs = list({r.name: r for exp in reported for r in runs_of(exp)}.values())
     claims = default_claims()
