@@ -103,3 +103,12 @@ def test_the_depth_curriculum_starts_at_depth_one_and_adds_a_depth_when_one_pass
     assert task.train_hops == 2 and curriculum.learnable_depth == 1
     assert {r["depth"] for r in task.train_problems(1, 40)} == {1, 2}
     assert max(r["depth"] for recs in task.test.values() for r in recs) == 6  # tests keep every depth
+
+
+def test_deeper_test_problems_never_repeat_a_fixed_training_set():
+    from symgen.tasks import horn
+
+    task = ImplicitHornTask(ImplicitHornTaskConfig(**SMALL, n_train=300, n_test=12), seed=2)
+    train = {horn.canonical_key(r) for r in task.train_records}
+    assert len(train) == 300 and max(r["depth"] for r in task.test["all_seen"]) == 6
+    assert not train & {horn.canonical_key(r) for recs in task.test.values() for r in recs}

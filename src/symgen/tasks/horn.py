@@ -477,10 +477,14 @@ def generate_splits(
     cfg: HornConfig,
     pools: tuple[list[str], list[str]] | None = None,
     scenarios: tuple[str, ...] = SCENARIOS,
+    test_cfg: HornConfig | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """``train`` and ``test_<scenario>`` for each of `scenarios`: a pure function of its arguments.
-    `pools` (seen, unseen) replaces `symbol_pools(cfg)` when another task supplies the symbols."""
+    `pools` (seen, unseen) replaces `symbol_pools(cfg)` when another task supplies the symbols;
+    `test_cfg` draws the test problems with other sizes (deeper ones, say), still never a training
+    problem."""
     cfg.validate()
+    test_cfg = (test_cfg or cfg).validate()
     seen, unseen = pools or symbol_pools(cfg)
 
     def rng(name: str) -> random.Random:
@@ -493,7 +497,7 @@ def generate_splits(
     splits = {"train": train}
     for s in scenarios:
         pool, query_pool = sources[s]
-        splits[f"test_{s}"] = _generate(cfg, cfg.n_test, rng(s), s, pool, query_pool, train_keys)
+        splits[f"test_{s}"] = _generate(test_cfg, test_cfg.n_test, rng(s), s, pool, query_pool, train_keys)
     return splits
 
 

@@ -62,19 +62,24 @@ class ImplicitHornTaskConfig(HornTaskConfig):
     def deepest_test(self) -> int:
         return self.test_max_depth or 2 * self.max_depth
 
+    @property
+    def extra_test_rules(self) -> int:
+        """Two more rules per level beyond training: each of a problem's two chains grows by one."""
+        return 2 * (self.deepest_test - self.max_depth)
+
     def test_config(self, seed: int) -> horn.HornConfig:
-        """The generator of the test problems: deeper, with two more rules per extra level."""
-        extra = 2 * (self.deepest_test - self.max_depth)
+        """The generator of the test problems: deeper, with the extra rules their chains need."""
         return dataclasses.replace(
             self.horn_config(seed),
             max_depth=self.deepest_test,
-            min_rules=self.min_rules + extra,
-            max_rules=self.max_rules + extra,
+            min_rules=self.min_rules + self.extra_test_rules,
+            max_rules=self.max_rules + self.extra_test_rules,
         )
 
     def max_prompt_tokens(self) -> int:
-        extra = 2 * (self.deepest_test - self.max_depth)
-        return 1 + (self.max_rules + extra) * (self.max_body + 3) + 1 + self.max_facts + 4
+        """The longest prompt: a test problem's, with its extra rules."""
+        deepest = dataclasses.replace(self, max_rules=self.max_rules + self.extra_test_rules)
+        return HornTaskConfig.max_prompt_tokens(deepest)
 
 
 class ImplicitHornTask(HornTask):
@@ -82,15 +87,11 @@ class ImplicitHornTask(HornTask):
 
     def __init__(self, cfg: ImplicitHornTaskConfig, seed: int) -> None:
         super().__init__(cfg, seed)
-        deep = cfg.test_config(seed)
-        splits = horn.generate_splits(
-            dataclasses.replace(deep, n_train=0), (self.seen_pool, self.unseen_pool)
-        )
-        self.test = {s: splits[f"test_{s}"] for s in horn.SCENARIOS}
-        self._test_keys = {horn.canonical_key(r) for r in self.test["all_seen"]}
         self.answer_ids = {True: self._id[horn.TRUE], False: self._id[horn.FALSE]}
-        self.train_hops = cfg.max_depth
         self.set_train_hops(1 if cfg.curriculum else cfg.max_depth)
+
+    def test_generator(self) -> horn.HornConfig:
+        return self.cfg.test_config(self.seed)
 
     def set_train_hops(self, k: int) -> None:
         """Train on proof depths 1..k (the depth curriculum's stage), balanced per depth and label."""

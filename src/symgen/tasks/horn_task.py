@@ -151,11 +151,16 @@ class HornTask(Task):
         self._id = {t: i for i, t in enumerate(self.vocab)}
         self.pad_id, self.eos_id = self._id[horn.PAD], self._id[horn.EOS]
         self.seen_pool, self.unseen_pool = layout.seen, layout.unseen
-        splits = horn.generate_splits(self.hcfg, (layout.seen, layout.unseen), layout.scenarios)
+        pools = (layout.seen, layout.unseen)
+        splits = horn.generate_splits(self.hcfg, pools, layout.scenarios, self.test_generator())
         self.train_records = splits["train"]
         self.test = {s: splits[f"test_{s}"] for s in layout.scenarios}
         self._test_keys = {horn.canonical_key(r) for r in self.test["all_seen"]}
         self.max_new_tokens = cfg.max_new_tokens or cfg.max_target_tokens()
+
+    def test_generator(self) -> horn.HornConfig:
+        """The sizes of the test problems: those of training."""
+        return self.hcfg
 
     # ---------------------------------------------------------------- vocabulary
     @property
