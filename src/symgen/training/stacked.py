@@ -84,16 +84,16 @@ class StackedTrainer:
         for lane in self.lanes:
             lane.start()
         self.model.train()
-        lead = self.lanes[0]
-        bar = progress_bar(lead.cfg.train.steps, min(lane.step for lane in self.lanes), self.progress)
+        first = min(lane.step for lane in self.lanes)
+        bar = progress_bar(self.lanes[0].cfg.train.steps, first, self.progress)
         while any(lane.running for lane in self.lanes):
             start = time.perf_counter()
             self.train_step()
             seconds = time.perf_counter() - start
-            for lane in self.lanes:
-                if lane.running:
-                    lane.end_step(seconds)
-            running = [lane for lane in self.lanes if lane.running]
-            bar.set_postfix(seeds=len(running), **(running[0].bar_postfix if running else {}))
+            logged = [lane.end_step(seconds) for lane in self.lanes if lane.running]
+            if any(logged):
+                running = [lane for lane in self.lanes if lane.running]
+                shown = running[0].bar_postfix if running else {}
+                bar.set_postfix(seeds=len(running), **shown, refresh=False)
             bar.update(1)
         bar.close()

@@ -235,9 +235,10 @@ class Trainer:
     def running(self) -> bool:
         return self.step < self.cfg.train.steps and not self.stopped_by
 
-    def end_step(self, seconds: float) -> None:
+    def end_step(self, seconds: float) -> bool:
         """Book a finished step (`seconds` of training), then evaluate, log, checkpoint and decide
-        whether to stop, as its step count asks."""
+        whether to stop, as its step count asks. Returns whether it wrote a log line (and so a new
+        `bar_postfix`)."""
         t = self.cfg.train
         self.step += 1
         self.layer_passes += self.cfg.model.n_layers * self.n_loops
@@ -250,7 +251,8 @@ class Trainer:
             self.elapsed += time.perf_counter() - start
             reasons = [r for hook in self.hooks if (r := hook.stop_reason(self))]
             self.stopped_by = "budget" if over_budget else (reasons[0] if reasons else "")
-        if extra or self.step % max(1, t.eval_every // 4) == 0:
+        logged = bool(extra) or self.step % max(1, t.eval_every // 4) == 0
+        if logged:
             record = self.flush_window(extra)
             headline = f"eval/{self.task.headline_metric()}"
             self.bar_postfix = {
@@ -262,6 +264,7 @@ class Trainer:
             self.save_checkpoint()
         if not self.running:
             self.stopped_by = self.stopped_by or "steps"
+        return logged
 
     def start(self) -> None:
         for hook in self.hooks:
@@ -274,8 +277,8 @@ class Trainer:
         while self.running:
             start = time.perf_counter()
             self.train_step(self.step)
-            self.end_step(time.perf_counter() - start)
-            bar.set_postfix(**self.bar_postfix)
+            if self.end_step(time.perf_counter() - start):
+                bar.set_postfix(**self.bar_postfix, refresh=False)
             bar.update(1)
         bar.close()
         self.stopped_by = self.stopped_by or "steps"
