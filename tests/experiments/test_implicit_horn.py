@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from symgen.experiments.claims import seed_verdict
+from symgen.experiments.claims import verdict_of
 from symgen.experiments.implicit_horn import claim_c1, claim_c2, claim_c3
 from symgen.experiments.metrics import rank_correlation
 
@@ -52,10 +52,10 @@ def test_c3_reads_halting_iterations_against_depth():
     assert claim_c3(grows).verdict == "reproduced" and claim_c3(flat).verdict == "not reproduced"
 
 
-def test_seed_verdicts_and_rank_correlation():
-    assert seed_verdict({"seed 0": True, "seed 1": True}) == ("reproduced", "")
-    assert seed_verdict({"seed 0": False, "seed 1": False})[0] == "not reproduced"
-    assert seed_verdict({}) == ("not run", "")
+def test_verdict_ofs_and_rank_correlation():
+    assert verdict_of({"seed 0": True, "seed 1": True}) == ("reproduced", "")
+    assert verdict_of({"seed 0": False, "seed 1": False})[0] == "not reproduced"
+    assert verdict_of({}) == ("not run", "")
     assert rank_correlation([1, 2, 3], [5, 5, 5]) == 0.0 and rank_correlation([1, 2, 3], [1, 3, 2]) == 0.5
 
 

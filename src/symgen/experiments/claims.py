@@ -117,9 +117,10 @@ def default_claims() -> dict[str, Claim]:
     return {cid: Claim(cid, text, paper) for cid, (text, paper) in PAPER_CLAIMS.items()}
 
 
-def seed_verdict(passed: dict[str, bool]) -> tuple[str, str]:
-    """A verdict from one pass/fail per seed (or per run and seed): `reproduced` when every one
-    holds, `partly reproduced` naming those that fail, `not reproduced` when none holds."""
+def verdict_of(passed: dict[str, bool]) -> tuple[str, str]:
+    """A verdict from one pass/fail per seed, per run and seed, or per part of a claim's sentence:
+    `reproduced` when every one holds, `partly reproduced` naming those that fail, `not reproduced`
+    when none holds."""
     failed = [name for name, ok in passed.items() if not ok]
     if not passed:
         return "not run", ""

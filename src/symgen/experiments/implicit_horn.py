@@ -19,9 +19,10 @@ import numpy as np
 import yaml
 
 from symgen.analysis.plots import heatmap_figure, line_figure
-from symgen.experiments.claims import PAPER_CLAIMS, Claim, seed_verdict
+from symgen.experiments.claims import PAPER_CLAIMS, Claim, verdict_of
 from symgen.experiments.metrics import rank_correlation
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
+from symgen.experiments.unseen import PAPER_HORN_SIZES
 from symgen.tasks.horn import SCENARIOS
 from symgen.training.run import read_summary
 
@@ -55,13 +56,7 @@ SMOKE = [
 SMOKE_LOOPS = ["task.eval_loops=[1,2,4,6]"]
 # SPEC A1 paper sizes (D = 6, tests to 12), paper B's 4-layer block, d = 256 (our choice)
 PAPER = [
-    "task.n_seen=1000",
-    "task.min_rules=8",
-    "task.max_rules=16",
-    "task.min_facts=3",
-    "task.max_facts=8",
-    "task.max_body=3",
-    "task.max_depth=6",
+    *PAPER_HORN_SIZES,
     "task.n_test=1200",
     "model.d_model=256",
     "model.n_heads=8",
@@ -291,7 +286,7 @@ def claim_c1(runs: dict[str, dict[int, dict]], D: int) -> Claim:
             f"({'deeper than trained' if deeper else 'not deeper than trained and than at R'}); "
             f"vanilla reaches {plain}"
         )
-    verdict, note = seed_verdict(passed)
+    verdict, note = verdict_of(passed)
     if passed and all(v["looped_best"] == 0 for v in values.values()):
         verdict, note = "not judged", f"the looped model never reached depth 1 (≥ {REACH_BAR}) at any r"
     return _claim("C1", verdict, note, parts, runs, values | {"trained_depth": D})
@@ -319,7 +314,7 @@ def claim_c2(runs: dict[str, dict[int, dict]], D: int) -> Claim:
             f"seed {seed}: frozen + β all_seen − all_unseen per trained depth {gaps}; "
             f"learned rows all_unseen {[round(a, 2) for a in learned_unseen]}"
         )
-    verdict, note = seed_verdict(passed)
+    verdict, note = verdict_of(passed)
     if unlearned and len(unlearned) == len(passed):
         verdict, note = (
             "not judged",
@@ -346,7 +341,7 @@ def claim_c3(runs: dict[str, dict[int, dict]]) -> Claim:
                 f"{name} seed {seed}: iterations {' '.join(f'{v:.1f}' for v in iters.values())} "
                 f"over depths {depths[0]}–{depths[-1]} (rank correlation {rho:.2f})"
             )
-    verdict, note = seed_verdict(passed)
+    verdict, note = verdict_of(passed)
     if unjudged:
         parts.append(f"not judged (never reached depth 1 at any r): {', '.join(unjudged)}")
         if not passed:

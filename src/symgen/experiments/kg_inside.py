@@ -13,7 +13,7 @@ from pathlib import Path
 from symgen.analysis import loop_report
 from symgen.analysis.grokking import in_order, run_phases
 from symgen.config import resolve
-from symgen.experiments.claims import PAPER_CLAIMS, Claim
+from symgen.experiments.claims import PAPER_CLAIMS, Claim, verdict_of
 from symgen.experiments.kg_depth import KGDepthExperiment
 from symgen.experiments.kg_systematic import KGSystematicExperiment
 from symgen.experiments.metrics import rank_correlation
@@ -33,16 +33,10 @@ def _claim(cid: str, measured: str, ok: bool, evidence: list[str]) -> Claim:
 
 
 def parts_claim(cid: str, parts: dict[str, bool], evidence: list[str]) -> Claim:
-    """A claim checked part by part against its sentence: `reproduced` when every part holds,
-    `partly reproduced` naming the parts that fail, `not reproduced` when none holds."""
-    failed = [p for p, ok in parts.items() if not ok]
-    verdict = (
-        "reproduced" if not failed else "not reproduced" if len(failed) == len(parts) else "partly reproduced"
-    )
+    """A claim checked part by part against its sentence, each part named with its outcome."""
+    text, paper = PAPER_CLAIMS[cid]
     measured = "; ".join(f"{p}: {'yes' if ok else 'no'}" for p, ok in parts.items())
-    claim = _claim(cid, measured, not failed, evidence)
-    claim.verdict = verdict
-    return claim
+    return Claim(cid, text, paper, measured, verdict_of(parts)[0], evidence)
 
 
 def mean_decay(result: dict, groups: list[str]) -> float:

@@ -83,7 +83,7 @@ SMOKE = [
     "train.forget_every=4",
     "train.forget_until=8",
 ]
-PAPER = [
+PAPER_HORN_SIZES = [  # SPEC A1's paper-scale problems
     "task.n_seen=1000",
     "task.min_rules=8",
     "task.max_rules=16",
@@ -91,6 +91,9 @@ PAPER = [
     "task.max_facts=8",
     "task.max_body=3",
     "task.max_depth=6",
+]
+PAPER = [
+    *PAPER_HORN_SIZES,
     "task.n_test=1000",
     "task.eval_batch_size=500",
     "model.d_model=768",
