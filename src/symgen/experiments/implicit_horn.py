@@ -12,6 +12,7 @@ depth (chance is 0.5: labels are balanced at every depth).
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from symgen.experiments.metrics import rank_correlation
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
 from symgen.experiments.unseen import PAPER_HORN_SIZES
 from symgen.tasks.horn import SCENARIOS
-from symgen.training.run import read_summary
+from symgen.training.run import read_summary, seed_dir
 
 SEEDS = (0, 1)
 REACH_BAR = 0.75
@@ -123,9 +124,11 @@ class ImplicitHornExperiment(Experiment):
 
 # ------------------------------------------------------------------------------------------ reading
 def seed_dirs(run_dir: Path) -> dict[int, Path]:
-    """A stacked spec's seeds (`seed-N` directories), or the run itself as seed 0."""
-    found = {int(p.name.removeprefix("seed-")): p for p in sorted(run_dir.glob("seed-*")) if p.is_dir()}
-    return found or {0: run_dir}
+    """A stacked spec's seeds (the list its seeds.json keeps), or the run itself as seed 0."""
+    listing = run_dir / "seeds.json"
+    if not listing.exists():
+        return {0: run_dir}
+    return {s: seed_dir(run_dir, s) for s in json.loads(listing.read_text())["seeds"]}
 
 
 def load(run_dir: Path) -> dict[str, Any]:
@@ -146,14 +149,18 @@ def load(run_dir: Path) -> dict[str, Any]:
     }
 
 
-def accuracy(run: dict, scenario: str, r: int | None = None) -> dict[int, float]:
-    """Accuracy per depth at iteration count r (None: the run's own R)."""
-    suffix = "" if r is None or r == run["own_r"] else f"@r{r}"
+def per_depth(run: dict, scenario: str, metric: str) -> dict[int, float]:
+    """`{scenario}/depth{d}/{metric}` of the run's final evaluation, for every depth it holds."""
     return {
         d: run["final"][key]
         for d in range(1, run["test_depth"] + 1)
-        if (key := f"{scenario}/depth{d}/accuracy{suffix}") in run["final"]
+        if (key := f"{scenario}/depth{d}/{metric}") in run["final"]
     }
+
+
+def accuracy(run: dict, scenario: str, r: int | None = None) -> dict[int, float]:
+    """Accuracy per depth at iteration count r (None: the run's own R)."""
+    return per_depth(run, scenario, "accuracy" if r is None or r == run["own_r"] else f"accuracy@r{r}")
 
 
 def reached(by_depth: dict[int, float]) -> int:
@@ -172,11 +179,7 @@ def best_reach(run: dict, scenario: str = "all_seen") -> tuple[int, int]:
 
 
 def halting_iterations(run: dict, scenario: str = "all_seen") -> dict[int, float]:
-    return {
-        d: run["final"][key]
-        for d in range(1, run["test_depth"] + 1)
-        if (key := f"{scenario}/depth{d}/halting/iterations") in run["final"]
-    }
+    return per_depth(run, scenario, "halting/iterations")
 
 
 def mean_over(by_depth: dict[int, float], depths: range) -> float:
