@@ -166,7 +166,7 @@ def interleaved(sides: dict[str, Callable[[int], None]], rounds: int, steps: int
     }
 
 
-def size_setup(size: BenchSize, device: torch.device, n_batches: int) -> tuple[ExperimentConfig, ReplayTask]:
+def size_setup(size: BenchSize, n_batches: int) -> tuple[ExperimentConfig, ReplayTask]:
     cfg = resolve(size.recipe, [*size.overrides, "train.threads=1"])
     task = make_task(cfg.task, cfg.seed)
     build_model(cfg, task)  # fills the sizes the task decides
@@ -184,7 +184,7 @@ def trainer_for(cfg: ExperimentConfig, task: ReplayTask, device: torch.device, s
 
 def bench_size(name: str, rounds: int, steps: int, stack: list[int], device: torch.device) -> dict[str, Any]:
     size = SIZES[name]
-    cfg, task = size_setup(size, device, n_batches=8)
+    cfg, task = size_setup(size, n_batches=8)
     with tempfile.TemporaryDirectory() as scratch:
         symgen = trainer_for(cfg, task, device, 0, Path(scratch))
         sides: dict[str, Callable[[int], None]] = {"symgen": symgen.train_step}
