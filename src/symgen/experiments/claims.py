@@ -134,6 +134,19 @@ def verdict_of(passed: dict[str, bool]) -> tuple[str, str]:
 JUDGED = ("reproduced", "partly reproduced", "not reproduced")
 
 
+def parts_claim(cid: str, parts: dict[str, bool | None], evidence: list[str]) -> Claim:
+    """A claim checked part by part against its sentence, each part named with its outcome: `yes`,
+    `no`, or `not judged` (None: the suite lacks the runs the part needs, or the part is not tested
+    at this scale; the part's text says why). The verdict comes from the judged parts alone, and
+    is `not judged` when none is."""
+    text, paper = PAPER_CLAIMS[cid]
+    outcome = {True: "yes", False: "no", None: "not judged"}
+    measured = "; ".join(f"{p}: {outcome[ok]}" for p, ok in parts.items())
+    judged = {p: ok for p, ok in parts.items() if ok is not None}
+    verdict = verdict_of(judged)[0] if judged else "not judged"
+    return Claim(cid, text, paper, measured, verdict, evidence)
+
+
 def merge_seeds(per_seed: dict[int, Claim]) -> Claim:
     """One claim from its checks at several seeds: `reproduced` only when every seed reproduces it,
     `partly reproduced` naming the seeds that do not when some do, `not reproduced` when none does.

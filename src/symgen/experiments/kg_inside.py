@@ -13,7 +13,7 @@ from pathlib import Path
 from symgen.analysis import loop_report
 from symgen.analysis.grokking import in_order, run_phases
 from symgen.config import resolve
-from symgen.experiments.claims import PAPER_CLAIMS, Claim, verdict_of
+from symgen.experiments.claims import PAPER_CLAIMS, Claim, parts_claim
 from symgen.experiments.kg_depth import KGDepthExperiment
 from symgen.experiments.kg_systematic import KGSystematicExperiment
 from symgen.experiments.metrics import rank_correlation
@@ -30,13 +30,6 @@ SIMILAR_COST = 1.1  # "at similar cost": at most this many times the other rule'
 def _claim(cid: str, measured: str, ok: bool, evidence: list[str]) -> Claim:
     text, paper = PAPER_CLAIMS[cid]
     return Claim(cid, text, paper, measured, "reproduced" if ok else "not reproduced", evidence)
-
-
-def parts_claim(cid: str, parts: dict[str, bool], evidence: list[str]) -> Claim:
-    """A claim checked part by part against its sentence, each part named with its outcome."""
-    text, paper = PAPER_CLAIMS[cid]
-    measured = "; ".join(f"{p}: {'yes' if ok else 'no'}" for p, ok in parts.items())
-    return Claim(cid, text, paper, measured, verdict_of(parts)[0], evidence)
 
 
 def mean_decay(result: dict, groups: list[str]) -> float:

@@ -9,13 +9,16 @@ from pathlib import Path
 
 from symgen.analysis.grokking import grokking_figure, in_order, phase_times
 from symgen.analysis.plots import line_figure
-from symgen.experiments.claims import PAPER_CLAIMS, Claim
-from symgen.experiments.metrics import curve, read_metrics
+from symgen.experiments.claims import Claim, parts_claim
+from symgen.experiments.metrics import curve, first_crossing, read_metrics
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
 from symgen.training.run import read_summary
 
 LOOPED_OOD = 0.5  # quick-scale bar for B5.1 (paper: ≈ 0.75–0.8; capped by OOD atomic recall)
 VANILLA_OOD = 0.1
+PAPER_OOD = (0.75, 0.8)  # B5.1's OOD level for R = 2/4/8, judged at paper scale only
+PAPER_OOD_TOLERANCE = 0.05  # "≈": a level within this of PAPER_OOD matches it
+LEARNED_FRACTION = 0.9  # a run has learned OOD at the first step reaching this fraction of its final OOD
 LAST_EVALS = 3  # final numbers average the last evaluations (single ones swing by a few points)
 
 # tiny model and run shared by the smoke runs of both knowledge-graph experiments
@@ -102,10 +105,11 @@ class KGSystematicExperiment(Experiment):
             cfg = summary.get("name", name)
             final = final_accuracies(records)
             times = phase_times(records)
-            finals[name] = final | {"phases": times}
+            loops, layers = run_shape(run)
+            learned = learned_step(records, final.get("ood", 0.0))
+            finals[name] = final | {"phases": times, "loops": loops, "learned_step": learned}
             ood_curves[name] = curve(records, "eval/ood/accuracy")
             figures.append(grokking_figure(figure_dir / f"{name}_grokking.png", records, f"{name}: grokking"))
-            loops, layers = run_shape(run)
             rows.append(
                 [
                     name,
@@ -122,6 +126,7 @@ class KGSystematicExperiment(Experiment):
                     _fmt_time(times["train"]),
                     _fmt_time(times["id"]),
                     _fmt_time(times["ood"]),
+                    _fmt_time(learned),
                 ]
             )
         figures.insert(
@@ -137,12 +142,13 @@ class KGSystematicExperiment(Experiment):
         )
         table = Table(
             ["run", "recipe", "blocks", "R", "parameters", "steps", "training seconds", "train", "ID", "OOD"]
-            + ["OOD atomic recall", "train phase", "ID phase", "OOD phase"],
+            + ["OOD atomic recall", "train phase", "ID phase", "OOD phase", "OOD learned"],
             rows,
             f"Accuracies: mean of the last {LAST_EVALS} evaluations. Phase: first step with train/ID "
-            "accuracy >= 0.9 or OOD >= 0.5 (— never).",
+            f"accuracy >= 0.9 or OOD >= 0.5 (— never). OOD learned: first step with OOD >= "
+            f"{LEARNED_FRACTION:g} × its final value, once that reaches {LOOPED_OOD} (B5.1's speed part).",
         )
-        claims = [self.claim_b51(finals, run_dirs)]
+        claims = [self.claim_b51(finals, run_dirs, suite)]
         text = (
             "Training: every atomic fact plus 2-hop chains of two ID facts; OOD chains combine two facts "
             "that were only ever seen as single facts. Looped = one block applied R times with shared "
@@ -156,22 +162,115 @@ class KGSystematicExperiment(Experiment):
         return Section(self.title, [text, f"Phase steps — {phases}."], figures, [table], claims)
 
     @staticmethod
-    def claim_b51(finals: dict[str, dict], run_dirs: dict[str, Path]) -> Claim:
-        looped = {n: f["ood"] for n, f in finals.items() if "looped" in n and "ood" in f}
-        vanilla = {n: f["ood"] for n, f in finals.items() if "looped" not in n and "ood" in f}
-        ok = bool(looped) and bool(vanilla)
-        ok = ok and min(looped.values()) >= LOOPED_OOD and max(vanilla.values()) <= VANILLA_OOD
-        measured = "OOD accuracy " + ", ".join(f"{n} {v:.2f}" for n, v in {**looped, **vanilla}.items())
-        measured += f" (bar: looped >= {LOOPED_OOD}, vanilla <= {VANILLA_OOD})"
-        return Claim(
-            "B5.1",
-            PAPER_CLAIMS["B5.1"][0],
-            PAPER_CLAIMS["B5.1"][1],
-            measured,
-            "reproduced" if ok else "not reproduced",
-            [str(p) for n, p in run_dirs.items()],
-            {f"{n}_ood": v for n, v in {**looped, **vanilla}.items()},
+    def claim_b51(finals: dict[str, dict], run_dirs: dict[str, Path], suite: str = "quick") -> Claim:
+        """B5.1 judged part by part against its sentence and the paper's numbers: looped models reach
+        the OOD bar; vanilla models stay near zero; R = 4 learns faster than R = 2; the looped OOD
+        level matches the paper's ≈ 0.75–0.8 (judged at paper scale; smaller suites use the bar)."""
+        looped = {n: f for n, f in finals.items() if "looped" in n and "ood" in f}
+        vanilla = {n: f for n, f in finals.items() if "looped" not in n and "ood" in f}
+        ood = {n: f["ood"] for n, f in {**looped, **vanilla}.items()}
+        parts: dict[str, bool | None] = {}
+        if looped:
+            parts[
+                "looped models generalize: OOD "
+                + ", ".join(f"{n} {f['ood']:.2f}" for n, f in looped.items())
+                + f" >= {LOOPED_OOD}"
+            ] = min(f["ood"] for f in looped.values()) >= LOOPED_OOD
+        else:
+            parts["looped models generalize: no looped run in this suite"] = None
+        parts[_vanilla_part(looped, vanilla)] = _vanilla_holds(looped, vanilla)
+        parts[_speed_part(looped, suite)] = _speed_holds(looped)
+        parts[_level_part(looped, suite)] = _level_holds(looped) if suite == "paper" and looped else None
+        claim = parts_claim("B5.1", parts, [str(p) for p in run_dirs.values()])
+        steps = {n: f.get("learned_step") for n, f in looped.items()}
+        claim.values = {f"{n}_ood": v for n, v in ood.items()} | {
+            f"{n}_learned_step": t for n, t in steps.items() if t is not None
+        }
+        return claim
+
+
+def _looped_at(looped: dict[str, dict], r: int) -> tuple[str, dict] | None:
+    """The first looped run trained at R = r (its `loops`), if the suite has one."""
+    return next(((n, f) for n, f in looped.items() if f.get("loops") == r), None)
+
+
+def _vanilla_part(looped: dict[str, dict], vanilla: dict[str, dict]) -> str:
+    if not vanilla:
+        return "vanilla models do not generalize: no vanilla run in this suite"
+    text = (
+        "vanilla models do not: OOD "
+        + ", ".join(f"{n} {f['ood']:.2f}" for n, f in vanilla.items())
+        + f" <= {VANILLA_OOD}, below every looped run"
+    )
+    if not any(f["ood"] >= LOOPED_OOD for f in looped.values()):
+        text += " (no looped run reached the bar: without that contrast the vanilla failure says nothing)"
+    return text
+
+
+def _vanilla_holds(looped: dict[str, dict], vanilla: dict[str, dict]) -> bool | None:
+    """Vanilla OOD near zero and below every looped run; judged only when some looped run learned."""
+    if not vanilla or not any(f["ood"] >= LOOPED_OOD for f in looped.values()):
+        return None
+    worst_looped = min(f["ood"] for f in looped.values())
+    return all(f["ood"] <= VANILLA_OOD and f["ood"] < worst_looped for f in vanilla.values())
+
+
+def _step(f: dict) -> str:
+    return "never" if f.get("learned_step") is None else f"step {f['learned_step']:g}"
+
+
+def _speed_part(looped: dict[str, dict], suite: str) -> str:
+    r2, r4 = _looped_at(looped, 2), _looped_at(looped, 4)
+    head = "R = 4 learns faster than R = 2 (paper: ~2k against ~7k epochs)"
+    missing = [f"R = {r}" for r, run in ((2, r2), (4, r4)) if run is None]
+    if missing:
+        return f"{head}: the {suite} suite trains no looped run at {' or '.join(missing)}"
+    how = (
+        f"first step with OOD >= {LEARNED_FRACTION:g} × its final value, counted once the final value "
+        f"reaches {LOOPED_OOD}"
+    )
+    text = f"{head}: {r4[0]} {_step(r4[1])}, {r2[0]} {_step(r2[1])} ({how})"
+    if r4[1].get("learned_step") is None and r2[1].get("learned_step") is None:
+        text += "; neither learned"
+    return text
+
+
+def _speed_holds(looped: dict[str, dict]) -> bool | None:
+    """R = 4 reached its final OOD level at an earlier step than R = 2 (or R = 2 never did)."""
+    r2, r4 = _looped_at(looped, 2), _looped_at(looped, 4)
+    if r2 is None or r4 is None:
+        return None
+    t2, t4 = r2[1].get("learned_step"), r4[1].get("learned_step")
+    if t2 is None and t4 is None:
+        return None
+    return t4 is not None and (t2 is None or t4 < t2)
+
+
+def _level_part(looped: dict[str, dict], suite: str) -> str:
+    lo, hi = PAPER_OOD
+    head = f"the paper's OOD level ≈ {lo}–{hi} for R = 2/4/8"
+    if not looped:
+        return f"{head}: no looped run in this suite"
+    level = ", ".join(f"{n} {f['ood']:.2f}" for n, f in looped.items())
+    if suite != "paper":
+        return (
+            f"{head}: measured {level}; at {suite} scale (smaller models and data than the paper's) "
+            f"this level is not tested, the looped part uses the bar {LOOPED_OOD} instead"
         )
+    return f"{head}: measured {level}, each within {PAPER_OOD_TOLERANCE} of the paper's range"
+
+
+def _level_holds(looped: dict[str, dict]) -> bool:
+    lo, hi = PAPER_OOD
+    return all(lo - PAPER_OOD_TOLERANCE <= f["ood"] <= hi + PAPER_OOD_TOLERANCE for f in looped.values())
+
+
+def learned_step(records: list[dict], final_ood: float) -> float | None:
+    """The first step at which OOD accuracy reaches LEARNED_FRACTION of its final value, or None when
+    the final value stays below the looped bar (the run never learned to compose OOD facts)."""
+    if final_ood < LOOPED_OOD:
+        return None
+    return first_crossing(records, "eval/ood/accuracy", LEARNED_FRACTION * final_ood)
 
 
 def final_accuracies(records: list[dict], last: int = LAST_EVALS) -> dict[str, float]:
