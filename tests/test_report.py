@@ -10,6 +10,7 @@ def test_report_names_its_scale_links_evidence_and_wraps_wide_tables(tmp_path: P
     claims = [
         Claim("A7.1", "claim", "paper", "measured", "not reproduced", ["unseen-standard", "kg_halting.png"]),
         Claim("B5.6", "claim", "paper", "at chance", "not judged", ["runs-*"]),
+        Claim("B5.1", "claim", "paper", "m", "reproduced", ["/out/runs/kg-sys-looped/seed-1"]),
     ]
     section = Section("S", ["text"], [], [Table(["a"] * 30, [[0.5] * 30])])
     page = write_report(
@@ -19,6 +20,7 @@ def test_report_names_its_scale_links_evidence_and_wraps_wide_tables(tmp_path: P
     assert "Smoke scale" in text and "not reproduced (smoke scale)" in text
     assert 'href="runs/unseen-standard/"' in text and 'href="figures/kg_halting.png"' in text
     assert "runs-*" in text and 'class="not-judged"' in text and "1 not judged" in text
+    assert 'href="runs/kg-sys-looped/seed-1/">kg-sys-looped/seed-1</a>' in text  # one seed of a stacked run
     assert text.count('<div class="wide"><table>') == 2
     quick = write_report(
         tmp_path / "q.html", "quick", [section], claims, {"wall_seconds": 1, "train_seconds_of_runs": 1}

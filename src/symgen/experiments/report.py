@@ -24,6 +24,7 @@ th{background:#f3f3f3;font-weight:600} .reproduced{background:#dff5df} .not-repr
 .partly-reproduced{background:#fdf3d7}
 .not-run,.not-judged{color:#888} img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 figure{display:inline-block;width:49%;margin:0;vertical-align:top} caption{text-align:left;color:#555}
+figcaption{color:#555;font-size:13px}
 .scale{background:#fff7dd;border:1px solid #e8d9a0;padding:.6em 1em}
 """
 SCALE = {
@@ -43,8 +44,11 @@ def _evidence(item: str) -> str:
         href = f"figures/{Path(item).name}"
     elif "*" in item or " " in item:
         return html.escape(item)
-    else:
-        href = f"runs/{Path(item).name}/"
+    else:  # a run directory, or one seed of a stacked run: runs/NAME/seed-N
+        path = Path(item)
+        name = f"{path.parent.name}/{path.name}" if path.name.startswith("seed-") else path.name
+        href = f"runs/{name}/"
+        return f'<a href="{html.escape(href)}">{html.escape(name)}</a>'
     return f'<a href="{html.escape(href)}">{html.escape(Path(item).name)}</a>'
 
 
@@ -63,9 +67,35 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
-def _figure(path: Path) -> str:
+def _figure(path: Path, note: str = "") -> str:
     data = base64.b64encode(path.read_bytes()).decode()
-    return f'<figure><img alt="{html.escape(path.name)}" src="data:image/png;base64,{data}"></figure>'
+    caption = f"<figcaption>{html.escape(note)}</figcaption>" if note else ""
+    return (
+        f'<figure><img alt="{html.escape(path.name)}" src="data:image/png;base64,{data}">{caption}</figure>'
+    )
+
+
+def _num(value: float) -> str:
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.3f}"
+
+
+SEED_SUMMARY_INLINE = 6  # more numbers than this fold into a <details> block
+
+
+def _seed_summary(claim: Claim) -> str:
+    """Mean [min–max] over seeds of each number a multi-seed claim's verdict used (HTML, may be empty)."""
+    summary = claim.values.get("summary") if "per_seed" in claim.values else None
+    if not summary:
+        return ""
+    n = len(claim.values["per_seed"])
+    items = [
+        f"{html.escape(key)} {_num(s['mean'])} [{_num(s['min'])}–{_num(s['max'])}]"
+        for key, s in summary.items()
+    ]
+    head = f"Over {n} seeds, mean [min–max]"
+    if len(items) <= SEED_SUMMARY_INLINE:
+        return f"<br><i>{head}:</i> " + "; ".join(items)
+    return f"<details><summary>{head} of {len(items)} numbers</summary>{'; '.join(items)}</details>"
 
 
 def _claims(claims: list[Claim], suite: str) -> str:
@@ -74,6 +104,7 @@ def _claims(claims: list[Claim], suite: str) -> str:
         css = c.verdict.replace(" ", "-")
         verdict = c.verdict + (" (smoke scale)" if suite == "smoke" and c.verdict != "not run" else "")
         cells = [html.escape(x) for x in (c.id, c.claim, c.paper, c.measured or "—", verdict)]
+        cells[3] += _seed_summary(c)
         cells.append(", ".join(_evidence(e) for e in c.evidence))
         rows.append(f'<tr class="{css}">' + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in ("id", "claim", "paper", "measured", "verdict", "evidence"))
@@ -100,7 +131,7 @@ def write_report(path: Path, suite: str, sections: list[Section], claims: list[C
         parts.append(f"<h2>{html.escape(section.title)}</h2>")
         parts += [f"<p>{html.escape(p)}</p>" for p in section.paragraphs]
         parts += [_table(t) for t in section.tables]
-        parts += [_figure(f) for f in section.figures]
+        parts += [_figure(f, section.figure_notes.get(str(f), "")) for f in section.figures]
     parts.append("</body></html>")
     path.write_text("\n".join(parts))
     return path

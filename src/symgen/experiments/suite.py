@@ -66,6 +66,7 @@ class Section:
     figures: list[Path] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
     claims: list[Claim] = field(default_factory=list)
+    figure_notes: dict[str, str] = field(default_factory=dict)  # a caption per figure path (its seed)
 
 
 class Experiment:
@@ -245,6 +246,7 @@ def run_suite(
     seeds: int | None = None,
 ) -> Path:
     from symgen.experiments.report import write_report
+    from symgen.experiments.seeds import combine_sections
 
     started = time.time()
     chosen = select(suite, only)  # refuses an unknown suite first
@@ -274,14 +276,14 @@ def run_suite(
     sections = []
     for exp in reported:
         by_seed: dict[str, dict[int, Claim]] = {}
+        seed_sections: dict[int, Section] = {}
         for seed, run_dirs in seed_views(runs_of(exp), run_root).items():
             where = figure_dir if seed in (None, 0) else figure_dir / f"seed-{seed}"
             section = exp.analyze(suite, run_dirs, where)
-            if seed not in (None, 0):
-                section.title += f" — seed {seed}"
             for claim in section.claims:
                 by_seed.setdefault(claim.id, {})[seed or 0] = claim
-            sections.append(section)
+            seed_sections[seed or 0] = section
+        sections.append(combine_sections(seed_sections))  # tables: mean [min–max] over the seeds
         for cid, per_seed in by_seed.items():
             claims[cid] = merge_seeds(per_seed)
     train_seconds = sum(read_summary(d)["train_seconds"] for r in all_runs for d in r.run_dirs(run_root))
