@@ -114,8 +114,9 @@ def test_same_symbol_term_at_zero_leaves_the_model_unchanged(positions):
     assert not torch.allclose(on(ids).logits, off(ids).logits, atol=1e-4)
 
 
-def test_same_symbol_term_attends_to_earlier_copies_of_the_query_symbol():
-    model = make(identity_bias=100.0, n_layers=1, positions="none")
+def _what_position_3_reads(model) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention output of block 0 at position 3 of [5, 7, 9, 7, 11] mapped back to the values it
+    read, and the block's normalized input, with scores from the same-symbol term alone."""
     attn = model.blocks[0].attn
     with torch.no_grad():  # scores from the term alone; values: the identity on the residual
         attn.qkv.weight.zero_()
@@ -127,9 +128,22 @@ def test_same_symbol_term_attends_to_earlier_copies_of_the_query_symbol():
     hook.remove()
     x = model.blocks[0].ln1(model.embed(ids))
     out_w, out_b = attn.out.weight, attn.out.bias
-    values = torch.linalg.solve(out_w, (seen["out"][0, 3] - out_b))  # what position 3 read
-    expected = (x[0, 1] + x[0, 3]) / 2  # the two 7s, nearly all the weight
-    assert torch.allclose(values, expected, atol=0.05)
+    return torch.linalg.solve(out_w, (seen["out"][0, 3] - out_b)), x[0]
+
+
+def test_same_symbol_term_attends_to_earlier_copies_of_the_query_symbol():
+    values, x = _what_position_3_reads(make(identity_bias=100.0, n_layers=1, positions="none"))
+    assert torch.allclose(values, (x[1] + x[3]) / 2, atol=0.05)  # the two 7s, nearly all the weight
+
+
+def test_same_symbol_term_restricted_to_symbols_ignores_other_tokens():
+    model = make(identity_bias=100.0, n_layers=1, positions="none", identity_bias_scope="symbols")
+    model.restrict_same_symbol([5, 9, 11])  # 7 is not a symbol: its copies score 0 like any pair
+    values, x = _what_position_3_reads(model)
+    assert torch.allclose(values, x[:4].mean(0), atol=1e-4)  # uniform over the causal window
+    model.restrict_same_symbol([7])
+    values, x = _what_position_3_reads(model)
+    assert torch.allclose(values, (x[1] + x[3]) / 2, atol=0.05)
 
 
 def test_same_symbol_weights_are_not_decayed():

@@ -35,6 +35,7 @@ from symgen.models.stackable import Embedding, LayerNorm, Linear, linear, seeds_
 
 POSITIONS = ("learned", "rotary", "none")
 COPY_VALUES = ("embedding", "residual")
+IDENTITY_SCOPES = ("all", "symbols")
 
 
 @dataclass
@@ -57,6 +58,7 @@ class ModelConfig:
     copy_gate_init: float = 1.0
     identity_bias: float | None = None  # None: off; a number: same-symbol attention term, initial β
     identity_bias_detach: bool = False  # the term reads the rows without shaping them (no gradient)
+    identity_bias_scope: str = "all"  # all: every token's row; symbols: the task's symbols only
     dropout: float = 0.0
     bias: bool = True
     init_std: float = 0.02
@@ -81,6 +83,9 @@ class ModelConfig:
             raise UserError(f"model.rotary_fraction={self.rotary_fraction} must be in [0, 1]")
         if self.positions == "rotary" and (self.d_model // self.n_heads) % 2:
             raise UserError("model.positions=rotary needs an even head dimension")
+        if self.identity_bias_scope not in IDENTITY_SCOPES:
+            allowed = ", ".join(IDENTITY_SCOPES)
+            raise UserError(f"model.identity_bias_scope={self.identity_bias_scope!r}: allowed are {allowed}")
 
     @property
     def embed_std(self) -> float:
@@ -158,7 +163,16 @@ class Transformer(nn.Module):
         self.ln_f = LayerNorm(cfg.d_model, eps=cfg.ln_eps)
         self.unembed = None if cfg.tied else Linear(cfg.d_model, cfg.vocab_size, bias=False)
         self._rotary_cache: dict[tuple[int, int, str], dict[int, tuple[Tensor, Tensor]]] = {}
+        # tokens whose rows the same-symbol term reads; the others score 0 with every token
+        every_token = torch.ones(cfg.vocab_size, dtype=torch.bool)
+        self.register_buffer("same_symbol_tokens", every_token, persistent=False)
         self.reset_parameters()
+
+    def restrict_same_symbol(self, token_ids: list[int]) -> None:
+        """Let the same-symbol term read only the rows of `token_ids` (model.identity_bias_scope=symbols):
+        repeated syntax tokens then draw no attention to each other through it."""
+        self.same_symbol_tokens.zero_()
+        self.same_symbol_tokens[torch.as_tensor(token_ids, dtype=torch.long)] = True
 
     # ---------------------------------------------------------------- parameters
     def reset_parameters(self) -> None:
@@ -203,6 +217,7 @@ class Transformer(nn.Module):
             owner, _, leaf = name.rpartition(".")
             values = torch.stack([m.get_parameter(name).detach() for m in models])
             setattr(stacked.get_submodule(owner), leaf, nn.Parameter(values))
+        stacked.same_symbol_tokens.copy_(models[0].same_symbol_tokens)
         return stacked
 
     @torch.no_grad()
@@ -276,6 +291,8 @@ class Transformer(nn.Module):
         same = None
         if self.cfg.identity_bias is not None:
             symbol_rows = token_embeddings.detach() if self.cfg.identity_bias_detach else token_embeddings
+            if self.cfg.identity_bias_scope != "all":
+                symbol_rows = symbol_rows * self.same_symbol_tokens[ids].unsqueeze(-1)
             same = same_symbol_scores(symbol_rows, cache)
         if self.pos_embed is not None and self.n_seeds > 1:
             positions = positions.expand(B, T)  # each seed's rows read its own position table

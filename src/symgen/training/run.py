@@ -25,7 +25,7 @@ from symgen.training import checkpoint as ckpt
 from symgen.training.distributed import Dist, init_distributed, resolve_device, shutdown_distributed
 from symgen.training.hooks import Hook
 from symgen.training.init import initialize
-from symgen.training.interventions import build_hooks
+from symgen.training.interventions import build_hooks, select_rows
 from symgen.training.trainer import Trainer
 
 # settings that change how a run is executed or what it keeps on disk, not what it computes
@@ -68,7 +68,10 @@ def build_model(cfg: ExperimentConfig, task: Task) -> Transformer:
             f"model.vocab_size={cfg.model.vocab_size} is smaller than the task's {task.vocab_size}"
         )
     torch.manual_seed(cfg.seed)
-    return Transformer(cfg.model)
+    model = Transformer(cfg.model)
+    if cfg.model.identity_bias is not None and cfg.model.identity_bias_scope == "symbols":
+        model.restrict_same_symbol(select_rows("symbols", task))
+    return model
 
 
 def load_weights(model: Transformer, run_dir: Path, weights: str = "final") -> Transformer:
