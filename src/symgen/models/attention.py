@@ -63,8 +63,13 @@ def attend(
         if mask is None:  # causal, the queries being the last Tq of the Tk positions
             Tq, Tk = q.shape[2], k.shape[2]
             mask = torch.ones(Tq, Tk, dtype=torch.bool, device=q.device).tril(Tk - Tq)
-        scores = bias.to(q.dtype).masked_fill(~mask, float("-inf"))
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=scores, dropout_p=dropout)
+        # -inf where attention is not allowed, built on the mask's shape, not the (B, H) scores'
+        blocked = torch.zeros(mask.shape, dtype=q.dtype, device=q.device).masked_fill(~mask, float("-inf"))
+        bias = bias.to(q.dtype) + blocked
+        if q.device.type == "cpu":  # SDPA with a float mask takes a path twice as slow on CPU
+            scores = (q * q.shape[-1] ** -0.5) @ k.transpose(-1, -2) + bias
+            return F.dropout(scores.softmax(-1), dropout) @ v
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=dropout)
     if mask is None:
         causal = q.shape[2] == k.shape[2] and q.shape[2] > 1
         return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=causal)
