@@ -23,18 +23,14 @@ from symgen.analysis.plots import heatmap_figure, line_figure
 from symgen.experiments.claims import PAPER_CLAIMS, Claim, verdict_of
 from symgen.experiments.metrics import rank_correlation
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
-from symgen.experiments.unseen import PAPER_HORN_SIZES
+from symgen.experiments.unseen import PAPER_HORN_SIZES, SAME_SYMBOL
 from symgen.tasks.horn import SCENARIOS
 from symgen.training.run import read_summary, seed_dir
 
 SEEDS = (0, 1)
 REACH_BAR = 0.75
 CHANCE_BAR = 0.6  # "at chance": balanced labels, 0.5 expected
-FROZEN_SAME_SYMBOL = [
-    "train.freeze_embeddings=true",
-    "train.intervention_rows=symbols",
-    "model.identity_bias=3.0",
-]
+FROZEN_SAME_SYMBOL = ["train.freeze_embeddings=true", *SAME_SYMBOL]
 # name -> (recipe, overrides)
 RUNS: dict[str, tuple[str, list[str]]] = {  # the longest first, so two jobs finish together
     "implicit-looped": ("horn-implicit-looped", []),

@@ -5,8 +5,9 @@ Two families of methods on the same Horn-clause task:
 - the paper's architecture: standard, copy head, copy + frozen (un)embeddings, copy + active
   forgetting, temporary active forgetting without and with copy heads;
 - symgen's same-symbol variant: the same methods with `model.identity_bias` (every attention head
-  adds β_h · cos(e_i, e_j) of the raw embedding rows of query and key token) and interventions on
-  the symbol rows only (`train.intervention_rows=symbols`). At d = 64, fixed random rows give the
+  adds β_h · cos(e_i, e_j) of the raw embedding rows of query and key token, when both are symbols:
+  `model.identity_bias_scope=symbols`) and interventions on the symbol rows only
+  (`train.intervention_rows=symbols`). At d = 64, fixed random rows give the
   heads no cheap identity test, so the membership check "is every body atom of this rule known?"
   is never learned over rows the model cannot shape; the term gives it for any pair of rows that are
   not collapsed. Its claims are A7.1β-A7.4β, judged on every seed run.
@@ -33,7 +34,11 @@ from symgen.experiments.suite import Experiment, RunSpec, Section, Table
 from symgen.tasks.horn import SCENARIOS, TARGET_ROLES
 from symgen.training.run import load_run, read_summary
 
-SAME_SYMBOL = ["model.identity_bias=3.0", "train.intervention_rows=symbols"]
+SAME_SYMBOL = [
+    "model.identity_bias=3.0",
+    "model.identity_bias_scope=symbols",
+    "train.intervention_rows=symbols",
+]
 
 
 @dataclass(frozen=True)
@@ -201,7 +206,8 @@ class UnseenSymbolsExperiment(Experiment):
         text = [
             "Same-symbol attention (methods marked +β; symgen's variant, not the paper's): every attention "
             "head adds β_h · cos(e_i, e_j) to its score, where e_i and e_j are the raw embedding rows of the "
-            "query and key tokens and β_h starts at 3 and is learned (model.identity_bias); frozen and "
+            "query and key tokens when both are symbols (model.identity_bias_scope=symbols; other pairs "
+            "score 0) and β_h starts at 3 and is learned (model.identity_bias); frozen and "
             "forgotten rows are then the symbols' rows only. It is needed at this scale because choosing a "
             "rule means checking that every body atom is already known, a match of two positions holding "
             "the same symbol: the paper's 60-75M-parameter models learn such heads over fixed random rows, "

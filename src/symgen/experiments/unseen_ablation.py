@@ -5,6 +5,8 @@ variants), beside every run of the unseen-symbols experiment on the quick task i
 variant changes one thing against its neighbour:
 
 - standard vs standard + β (learned rows under weight decay): does the term fix collapsed rows?
+- standard + β read on the symbols' rows vs on every token: repeated syntax tokens ('.', '->',
+  labels) pulled towards their earlier copies in every head;
 - standard + frozen ± β, no copy head: is a fixed random row enough without the term, and what does
   the copy head add?
 - copy + frozen ± β; copy head in every block vs the last one;
@@ -39,6 +41,7 @@ FROZEN = ["train.freeze_embeddings=true"]
 VARIANTS: dict[str, tuple[str, list[str]]] = {
     "standard": ("horn-standard", []),
     "standard+β": ("horn-standard", SAME_SYMBOL),
+    "standard+β on every token": ("horn-standard", [*SAME_SYMBOL, "model.identity_bias_scope=all"]),
     "standard, frozen": ("horn-standard", FROZEN),
     "standard, frozen+β": ("horn-standard", FROZEN + SAME_SYMBOL),
     "copy, frozen": ("horn-copy-frozen", []),
@@ -49,7 +52,7 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
     ),
     "copy, forget all rows+β": (
         "horn-copy-forget",
-        ["model.identity_bias=3.0", "train.intervention_rows=all"],
+        [*SAME_SYMBOL, "train.intervention_rows=all"],
     ),
     "copy, forget symbol rows+β": ("horn-copy-forget", SAME_SYMBOL),
 }
@@ -102,10 +105,12 @@ class UnseenAblationExperiment(Experiment):
                     )
                 )
         text = [
-            "β: the same-symbol attention term (model.identity_bias=3.0), with interventions on the symbol "
-            "rows only unless the variant says 'all rows'. Rule choice: teacher-forced accuracy on the label "
-            "of the rule that fires next (chance is one over the number of rules). Forgetting runs are also "
-            "shown with their unseen rows re-drawn before the test ('re-drawn')."
+            "β: the same-symbol attention term (model.identity_bias=3.0) read on the symbols' rows "
+            "(model.identity_bias_scope=symbols) unless the variant says 'on every token', with "
+            "interventions on the symbol rows only unless the variant says 'all rows'. Rule choice: "
+            "teacher-forced accuracy on the label of the rule that fires next (chance is one over the "
+            "number of rules). Forgetting runs are also shown with their unseen rows re-drawn before the "
+            "test ('re-drawn')."
         ]
         return Section(self.title, text, figures, tables)
 
