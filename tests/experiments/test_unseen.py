@@ -29,7 +29,9 @@ def fake_run(
     atomic_save_tensors(path / "final.safetensors", {f"model.{k}": v for k, v in model.state_dict().items()})
 
 
-def runs(tmp_path: Path, frozen_unseen: float, seed1_forget_unseen: float = 0.9) -> dict[str, Path]:
+def runs(
+    tmp_path: Path, frozen_unseen: float, seed1_forget_unseen: float = 0.9, seed1_standard_seen: float = 0.95
+) -> dict[str, Path]:
     exp = UnseenSymbolsExperiment()
     dirs = {r.name: tmp_path / r.name for r in exp.runs("quick")}
     good = {"all_seen": 0.95, "query_unseen": 0.9, "all_unseen": 0.9}
@@ -42,6 +44,8 @@ def runs(tmp_path: Path, frozen_unseen: float, seed1_forget_unseen: float = 0.9)
     fake_run(dirs["unseen-forget_temporary-ss"], bad, 0.95)
     fake_run(dirs["unseen-copy_forget_temporary-ss"], good, 0.6)
     fake_run(dirs["unseen-copy_frozen-ss-seed1"], good, 0.01)
+    for ss in ("", "-ss"):
+        fake_run(dirs[f"unseen-standard{ss}-seed1"], {**bad, "all_seen": seed1_standard_seen}, 0.98)
     fake_run(
         dirs["unseen-copy_forget-ss-seed1"], bad, 0.9, redrawn={**good, "all_unseen": seed1_forget_unseen}
     )
@@ -74,6 +78,15 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     assert verdicts["A7.3β"] == "not reproduced" and verdicts["A7.3"] == "reproduced"
     (a73,) = [c for c in section.claims if c.id == "A7.3β"]
     assert "0.90/0.60" in a73.measured
+
+    # the standard model's second seed stays on its plateau: A7.1 and A7.1β fail, A7.5 stands
+    section = UnseenSymbolsExperiment().analyze(
+        "quick", runs(tmp_path / "d", 0.9, 0.9, 0.4), tmp_path / "fig"
+    )
+    verdicts = {c.id: c.verdict for c in section.claims}
+    assert verdicts["A7.1"] == verdicts["A7.1β"] == "not reproduced" and verdicts["A7.5"] == "reproduced"
+    (a71,) = [c for c in section.claims if c.id == "A7.1"]
+    assert "0.95/0.40" in a71.measured and a71.values["standard_all_seen"] == [0.95, 0.4]
 
 
 def test_smoke_runs_are_tiny_and_forget_settings_go_only_to_forgetting_recipes():
