@@ -37,11 +37,19 @@ REDUCED = [
     "train.forget_every=500",
 ]
 FROZEN = ["train.freeze_embeddings=true"]
+
+
+def _same_symbol_but(change: str) -> list[str]:
+    """SAME_SYMBOL with the setting `change` ("key=value") replaced."""
+    key = change.split("=")[0]
+    return [change if o.split("=")[0] == key else o for o in SAME_SYMBOL]
+
+
 # variant -> (recipe, overrides on top of the reduced task)
 VARIANTS: dict[str, tuple[str, list[str]]] = {
     "standard": ("horn-standard", []),
     "standard+β": ("horn-standard", SAME_SYMBOL),
-    "standard+β on every token": ("horn-standard", [*SAME_SYMBOL, "model.identity_bias_scope=all"]),
+    "standard+β on every token": ("horn-standard", _same_symbol_but("model.identity_bias_scope=all")),
     "standard, frozen": ("horn-standard", FROZEN),
     "standard, frozen+β": ("horn-standard", FROZEN + SAME_SYMBOL),
     "copy, frozen": ("horn-copy-frozen", []),
@@ -52,7 +60,7 @@ VARIANTS: dict[str, tuple[str, list[str]]] = {
     ),
     "copy, forget all rows+β": (
         "horn-copy-forget",
-        [*SAME_SYMBOL, "train.intervention_rows=all"],
+        _same_symbol_but("train.intervention_rows=all"),
     ),
     "copy, forget symbol rows+β": ("horn-copy-forget", SAME_SYMBOL),
 }
