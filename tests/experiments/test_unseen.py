@@ -70,23 +70,26 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     # frozen embeddings at 0.5 on all_unseen: A7.3 fails in both families, the rest stands
     section = UnseenSymbolsExperiment().analyze("quick", runs(tmp_path / "b", 0.5), tmp_path / "fig")
     verdicts = {c.id: c.verdict for c in section.claims}
-    assert verdicts["A7.3"] == verdicts["A7.3β"] == "not reproduced" and verdicts["A7.1"] == "reproduced"
+    assert verdicts["A7.3"] == "not reproduced" and verdicts["A7.1"] == "reproduced"
+    (a73,) = [c for c in section.claims if c.id == "A7.3β"]  # seed 1 of copy + frozen + β solves it
+    assert a73.verdict == "partly reproduced" and a73.measured.endswith("(fails in seed 0)")
 
     # one seed of the forgetting run misses: the same-symbol A7.3 fails, the paper family's stands
     section = UnseenSymbolsExperiment().analyze("quick", runs(tmp_path / "c", 0.9, 0.6), tmp_path / "fig")
     verdicts = {c.id: c.verdict for c in section.claims}
-    assert verdicts["A7.3β"] == "not reproduced" and verdicts["A7.3"] == "reproduced"
+    assert verdicts["A7.3β"] == "partly reproduced" and verdicts["A7.3"] == "reproduced"
     (a73,) = [c for c in section.claims if c.id == "A7.3β"]
-    assert "0.90/0.60" in a73.measured
+    assert "0.90/0.60" in a73.measured and "fails in seed 1" in a73.measured
 
     # the standard model's second seed stays on its plateau: A7.1 and A7.1β fail, A7.5 stands
     section = UnseenSymbolsExperiment().analyze(
         "quick", runs(tmp_path / "d", 0.9, 0.9, 0.4), tmp_path / "fig"
     )
     verdicts = {c.id: c.verdict for c in section.claims}
-    assert verdicts["A7.1"] == verdicts["A7.1β"] == "not reproduced" and verdicts["A7.5"] == "reproduced"
+    assert verdicts["A7.1"] == verdicts["A7.1β"] == "partly reproduced" and verdicts["A7.5"] == "reproduced"
     (a71,) = [c for c in section.claims if c.id == "A7.1"]
     assert "0.95/0.40" in a71.measured and a71.values["standard_all_seen"] == [0.95, 0.4]
+    assert a71.measured.endswith("(fails in seed 1)")
 
 
 def test_smoke_runs_are_tiny_and_forget_settings_go_only_to_forgetting_recipes():

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from symgen.analysis.collapse import pairwise_cosines
 from symgen.analysis.plots import histogram_figure, line_figure
-from symgen.experiments.claims import PAPER_CLAIMS, Claim
+from symgen.experiments.claims import PAPER_CLAIMS, Claim, verdict_of
 from symgen.experiments.metrics import curve, read_metrics
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
 from symgen.tasks.horn import SCENARIOS, TARGET_ROLES
@@ -66,6 +66,9 @@ SKIPPED = {"quick": {"forget_temporary", "copy_forget_temporary"}}
 EXTRA_SEEDS = {
     "quick": {"standard": [1], "standard+β": [1], "copy_frozen+β": [1], "copy_forget+β": [1]},
 }
+# a suite's settings for one method (quick: standard + β passes all_seen 0.9 near step 6000, while the
+# standard model's rule-choice plateau ends anywhere from step 3500 to 11000, so it keeps its 12000)
+METHOD_OVERRIDES = {"quick": {"standard+β": ["train.steps=8000"]}}
 DIVERSITY = {"smoke": [12], "quick": [], "paper": [26, 100, 10000]}
 MAIN_SEEN = {"smoke": 20, "quick": 200, "paper": 1000}
 
@@ -143,10 +146,17 @@ def _final(run_dir: Path) -> dict[str, float]:
     return read_summary(run_dir)["final"]
 
 
-def _judged(cid: str, measured: str, ok: bool, evidence: list[str], values: dict) -> Claim:
-    """Claim `cid` of PAPER_CLAIMS with its verdict from `ok`."""
+def _judged(cid: str, measured: str, ok: bool | dict[str, bool], evidence: list[str], values: dict) -> Claim:
+    """Claim `cid` of PAPER_CLAIMS with its verdict from `ok`: one outcome, or one per seed
+    ("partly reproduced" naming the seeds where it fails)."""
     text, paper = PAPER_CLAIMS[cid]
-    return Claim(cid, text, paper, measured, "reproduced" if ok else "not reproduced", evidence, values)
+    verdict, note = verdict_of(ok if isinstance(ok, dict) else {"": ok})
+    measured += f" ({note})" if note else ""
+    return Claim(cid, text, paper, measured, verdict, evidence, values)
+
+
+def _each_seed(passed: list[bool]) -> dict[str, bool]:
+    return {f"seed {seed}": ok for seed, ok in enumerate(passed)}
 
 
 BySeed = dict[str, list[dict[str, float]]]  # method -> final metrics of each of its seed runs
@@ -185,6 +195,7 @@ def method_runs(suite: str) -> list[RunSpec]:
         for seed in seeds(suite, m):
             extra = [f"seed={seed}"] if seed else []
             overrides = _suite_overrides(suite, method.recipe) + method.overrides() + extra
+            overrides += METHOD_OVERRIDES.get(suite, {}).get(m, [])
             specs.append(RunSpec(run_name(m, seed), method.recipe, overrides))
     return specs
 
@@ -405,7 +416,9 @@ class UnseenSymbolsExperiment(Experiment):
                 f"standard exact match: all_seen {_fmt(s_seen)}, all_unseen {_fmt(s_unseen)} "
                 f"(per seed; needs >= {A71_SEEN:.2f} and <= {A71_UNSEEN:.2f}); token accuracy "
                 f"{ta('standard', 'all_seen'):.2f} / {ta('standard', 'all_unseen'):.2f} (seed 0)",
-                all(v >= A71_SEEN for v in s_seen) and all(v <= A71_UNSEEN for v in s_unseen),
+                _each_seed(
+                    [a >= A71_SEEN and u <= A71_UNSEEN for a, u in zip(s_seen, s_unseen, strict=True)]
+                ),
                 [run_name("standard")],
                 {"standard_all_seen": s_seen, "standard_all_unseen": s_unseen},
             )
@@ -505,7 +518,9 @@ class UnseenSymbolsExperiment(Experiment):
                 "A7.1β",
                 f"standard + β exact match: all_seen {fmt(s_seen)}, all_unseen {fmt(s_unseen)} "
                 f"(needs >= {A71_SEEN:.2f} and <= {A71_UNSEEN:.2f})",
-                all(v >= A71_SEEN for v in s_seen) and all(v <= A71_UNSEEN for v in s_unseen),
+                _each_seed(
+                    [a >= A71_SEEN and u <= A71_UNSEEN for a, u in zip(s_seen, s_unseen, strict=True)]
+                ),
                 [run_name("standard+β")],
                 {"all_seen": s_seen, "all_unseen": s_unseen},
             )
@@ -521,13 +536,12 @@ class UnseenSymbolsExperiment(Experiment):
                 {"copy_query_unseen": c_qu, "standard_query_unseen": s_qu, "copy_all_unseen": c_au},
             )
         )
-        parts, ok, values = [], True, {}
+        parts, ok, values = [], None, {}
         views = (("copy_frozen+β", "eval/", ""), ("copy_forget+β", "redrawn/", ", rows re-drawn"))
         for method, prefix, view in views:
             seen, unseen = em(method, "all_seen", prefix), em(method, "all_unseen", prefix)
-            ok &= bool(unseen) and all(
-                u >= A73_UNSEEN and u >= s - A73_GAP for s, u in zip(seen, unseen, strict=True)
-            )
+            solved = [u >= A73_UNSEEN and u >= s - A73_GAP for s, u in zip(seen, unseen, strict=True)]
+            ok = solved if ok is None else [a and b for a, b in zip(ok, solved, strict=True)]
             label = method.removesuffix("+β")
             values |= {f"{label}_all_seen": seen, f"{label}_all_unseen": unseen}
             parts.append(f"{label} + β{view}: all_unseen {fmt(unseen)} (all_seen {fmt(seen)})")
@@ -538,7 +552,7 @@ class UnseenSymbolsExperiment(Experiment):
                 "; ".join(parts)
                 + f"; forgetting as trained: all_unseen {fmt(as_trained)} (per seed; needs >= "
                 f"{A73_UNSEEN:.2f} and within {A73_GAP:.2f} of all_seen in every seed)",
-                ok,
+                _each_seed(ok or []),
                 [run_name("copy_frozen+β"), run_name("copy_forget+β")],
                 values | {"copy_forget_as_trained_all_unseen": as_trained},
             )
