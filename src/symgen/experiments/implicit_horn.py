@@ -112,7 +112,8 @@ class ImplicitHornExperiment(Experiment):
             "grid and under adaptive halting (KL < 0.001 and entropy < 3.0); the vanilla model has the "
             "same parameters applied once, the deep one the looped model's layer count. Frozen rows + β: "
             "symbol rows fixed at their random initialization and the same-symbol attention term "
-            "(model.identity_bias = 3). Two seeds per run, trained as one stacked model."
+            "(model.identity_bias = 3, read on the symbols' rows only). Two seeds per run, trained as one "
+            "stacked model."
         )
         claims = [claim_c1(runs, trained), claim_c2(runs, trained), claim_c3(runs)]
         return Section(self.title, [text], figures, [table], claims)
