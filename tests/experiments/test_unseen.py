@@ -79,7 +79,7 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     verdicts = {c.id: c.verdict for c in section.claims}
     assert verdicts["A7.3β"] == "partly reproduced" and verdicts["A7.3"] == "reproduced"
     (a73,) = [c for c in section.claims if c.id == "A7.3β"]
-    assert "0.90/0.60" in a73.measured and "fails in seed 1" in a73.measured
+    assert "0.900/0.600" in a73.measured and "fails in seed 1" in a73.measured
 
     # the standard model's second seed stays on its plateau: A7.1 and A7.1β fail, A7.5 stands
     section = UnseenSymbolsExperiment().analyze(
@@ -88,7 +88,7 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     verdicts = {c.id: c.verdict for c in section.claims}
     assert verdicts["A7.1"] == verdicts["A7.1β"] == "partly reproduced" and verdicts["A7.5"] == "reproduced"
     (a71,) = [c for c in section.claims if c.id == "A7.1"]
-    assert "0.95/0.40" in a71.measured and a71.values["standard_all_seen"] == [0.95, 0.4]
+    assert "0.950/0.400" in a71.measured and a71.values["standard_all_seen"] == [0.95, 0.4]
     assert a71.measured.endswith("(fails in seed 1)")
 
 

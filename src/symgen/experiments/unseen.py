@@ -171,7 +171,9 @@ def _em(by_seed: BySeed, method: str, scenario: str, prefix: str = "eval/") -> l
 
 
 def _fmt(values: list[float]) -> str:
-    return "/".join(f"{v:.2f}" for v in values) or "—"
+    """Per-seed values, to 3 decimals: with 200 test problems a result sits on a 0.005 grid, and two
+    decimals would show 0.895 as the 0.90 bar it misses."""
+    return "/".join(f"{v:.3f}" for v in values) or "—"
 
 
 def run_name(method: str, seed: int = 0) -> str:
