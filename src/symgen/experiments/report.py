@@ -40,16 +40,15 @@ SCALE = {
 
 def _evidence(item: str) -> str:
     """A link to the run directory or figure an evidence entry names (relative to the report)."""
+    path = Path(item)
     if item.endswith(".png"):
-        href = f"figures/{Path(item).name}"
+        name, href = path.name, f"figures/{path.name}"
     elif "*" in item or " " in item:
         return html.escape(item)
     else:  # a run directory, or one seed of a stacked run: runs/NAME/seed-N
-        path = Path(item)
         name = f"{path.parent.name}/{path.name}" if path.name.startswith("seed-") else path.name
         href = f"runs/{name}/"
-        return f'<a href="{html.escape(href)}">{html.escape(name)}</a>'
-    return f'<a href="{html.escape(href)}">{html.escape(Path(item).name)}</a>'
+    return f'<a href="{html.escape(href)}">{html.escape(name)}</a>'
 
 
 def _table(table: Table) -> str:

@@ -159,6 +159,11 @@ def _each_seed(passed: list[bool]) -> dict[str, bool]:
     return {f"seed {seed}": ok for seed, ok in enumerate(passed)}
 
 
+def _a71_per_seed(seen: list[float], unseen: list[float]) -> dict[str, bool]:
+    """A7.1's test at every seed: near-perfect on all_seen, failing on all_unseen."""
+    return _each_seed([a >= A71_SEEN and u <= A71_UNSEEN for a, u in zip(seen, unseen, strict=True)])
+
+
 BySeed = dict[str, list[dict[str, float]]]  # method -> final metrics of each of its seed runs
 
 
@@ -418,9 +423,7 @@ class UnseenSymbolsExperiment(Experiment):
                 f"standard exact match: all_seen {_fmt(s_seen)}, all_unseen {_fmt(s_unseen)} "
                 f"(per seed; needs >= {A71_SEEN:.2f} and <= {A71_UNSEEN:.2f}); token accuracy "
                 f"{ta('standard', 'all_seen'):.2f} / {ta('standard', 'all_unseen'):.2f} (seed 0)",
-                _each_seed(
-                    [a >= A71_SEEN and u <= A71_UNSEEN for a, u in zip(s_seen, s_unseen, strict=True)]
-                ),
+                _a71_per_seed(s_seen, s_unseen),
                 [run_name("standard")],
                 {"standard_all_seen": s_seen, "standard_all_unseen": s_unseen},
             )
@@ -495,7 +498,7 @@ class UnseenSymbolsExperiment(Experiment):
         claims.append(
             _judged(
                 "A7.5",
-                f"unseen-row mean cosine: standard {'/'.join(f'{c:.3f}' for c in s_cos)}, frozen "
+                f"unseen-row mean cosine: standard {_fmt(s_cos)}, frozen "
                 f"{f_cos:.3f} (needs >= {A75_COLLAPSED:.2f} and < {A75_FROZEN:.2f})",
                 all(c >= A75_COLLAPSED for c in s_cos) and abs(f_cos) < A75_FROZEN,
                 ["unseen-standard", "unseen-copy_frozen"],
@@ -510,7 +513,6 @@ class UnseenSymbolsExperiment(Experiment):
         def em(method: str, scenario: str, prefix: str = "eval/") -> list[float]:
             return _em(by_seed, method, scenario, prefix)
 
-        fmt = _fmt
         if "standard+β" not in by_seed:
             return []
         claims = []
@@ -518,11 +520,9 @@ class UnseenSymbolsExperiment(Experiment):
         claims.append(
             _judged(
                 "A7.1β",
-                f"standard + β exact match: all_seen {fmt(s_seen)}, all_unseen {fmt(s_unseen)} "
+                f"standard + β exact match: all_seen {_fmt(s_seen)}, all_unseen {_fmt(s_unseen)} "
                 f"(needs >= {A71_SEEN:.2f} and <= {A71_UNSEEN:.2f})",
-                _each_seed(
-                    [a >= A71_SEEN and u <= A71_UNSEEN for a, u in zip(s_seen, s_unseen, strict=True)]
-                ),
+                _a71_per_seed(s_seen, s_unseen),
                 [run_name("standard+β")],
                 {"all_seen": s_seen, "all_unseen": s_unseen},
             )
@@ -532,7 +532,7 @@ class UnseenSymbolsExperiment(Experiment):
         claims.append(
             _judged(
                 "A7.2β",
-                f"copy + β: query_unseen {fmt(c_qu)} vs standard + β {fmt(s_qu)}; all_unseen {fmt(c_au)}",
+                f"copy + β: query_unseen {_fmt(c_qu)} vs standard + β {_fmt(s_qu)}; all_unseen {_fmt(c_au)}",
                 bool(c_qu) and min(c_qu) >= max(s_qu) + DIRECTIONAL and all(v <= A71_UNSEEN for v in c_au),
                 [run_name("copy+β"), run_name("standard+β")],
                 {"copy_query_unseen": c_qu, "standard_query_unseen": s_qu, "copy_all_unseen": c_au},
@@ -546,13 +546,13 @@ class UnseenSymbolsExperiment(Experiment):
             ok = solved if ok is None else [a and b for a, b in zip(ok, solved, strict=True)]
             label = method.removesuffix("+β")
             values |= {f"{label}_all_seen": seen, f"{label}_all_unseen": unseen}
-            parts.append(f"{label} + β{view}: all_unseen {fmt(unseen)} (all_seen {fmt(seen)})")
+            parts.append(f"{label} + β{view}: all_unseen {_fmt(unseen)} (all_seen {_fmt(seen)})")
         as_trained = em("copy_forget+β", "all_unseen")
         claims.append(
             _judged(
                 "A7.3β",
                 "; ".join(parts)
-                + f"; forgetting as trained: all_unseen {fmt(as_trained)} (per seed; needs >= "
+                + f"; forgetting as trained: all_unseen {_fmt(as_trained)} (per seed; needs >= "
                 f"{A73_UNSEEN:.2f} and within {A73_GAP:.2f} of all_seen in every seed)",
                 _each_seed(ok or []),
                 [run_name("copy_frozen+β"), run_name("copy_forget+β")],
@@ -564,10 +564,10 @@ class UnseenSymbolsExperiment(Experiment):
             claims.append(
                 _judged(
                     "A7.4β",
-                    f"temporary forgetting + β, all_unseen after the resets stopped: with copy {fmt(c_tmp)}, "
-                    f"without {fmt(s_tmp)}; unseen-row cosine at the end: with copy "
-                    f"{fmt(_per_seed(by_seed, 'copy_forget_temporary+β', COSINE))}, without "
-                    f"{fmt(_per_seed(by_seed, 'forget_temporary+β', COSINE))}",
+                    "temporary forgetting + β, all_unseen after the resets stopped: with copy "
+                    f"{_fmt(c_tmp)}, without {_fmt(s_tmp)}; unseen-row cosine at the end: with copy "
+                    f"{_fmt(_per_seed(by_seed, 'copy_forget_temporary+β', COSINE))}, without "
+                    f"{_fmt(_per_seed(by_seed, 'forget_temporary+β', COSINE))}",
                     min(c_tmp) >= max(s_tmp) + DIRECTIONAL,
                     [run_name("copy_forget_temporary+β"), run_name("forget_temporary+β")],
                     {"with_copy_all_unseen": c_tmp, "without_copy_all_unseen": s_tmp},
