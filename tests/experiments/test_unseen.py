@@ -2,7 +2,7 @@ import json
 from pathlib import Path
 
 from symgen.config import dump, resolve
-from symgen.experiments.unseen import SMOKE, UnseenSymbolsExperiment, methods, run_name
+from symgen.experiments.unseen import SMOKE, UnseenSymbolsExperiment, _a71_per_seed, methods, run_name
 from symgen.tasks.horn import TARGET_ROLES
 from symgen.tasks.registry import make_task
 from symgen.training.checkpoint import atomic_save_tensors
@@ -122,3 +122,7 @@ def test_ablation_tables_every_variant_and_every_quick_run(tmp_path: Path):
         len(quick.rows) == len(UnseenSymbolsExperiment().runs("quick")) + 3
     )  # three forgetting runs re-drawn
     assert all(f.exists() for f in section.figures)
+
+
+def test_per_seed_verdicts_name_the_real_seed_numbers():
+    assert _a71_per_seed([0, 3], [0.95, 0.4], [0.0, 0.0]) == {"seed 0": True, "seed 3": False}

@@ -155,20 +155,20 @@ def _judged(cid: str, measured: str, ok: bool | dict[str, bool], evidence: list[
     return Claim(cid, text, paper, measured, verdict, evidence, values)
 
 
-def _each_seed(passed: list[bool]) -> dict[str, bool]:
-    return {f"seed {seed}": ok for seed, ok in enumerate(passed)}
+BySeed = dict[str, dict[int, dict[str, float]]]  # method -> seed -> final metrics of that run
 
 
-def _a71_per_seed(seen: list[float], unseen: list[float]) -> dict[str, bool]:
+def _each_seed(seeds: list[int], passed: list[bool]) -> dict[str, bool]:
+    return {f"seed {seed}": ok for seed, ok in zip(seeds, passed, strict=True)}
+
+
+def _a71_per_seed(seeds: list[int], seen: list[float], unseen: list[float]) -> dict[str, bool]:
     """A7.1's test at every seed: near-perfect on all_seen, failing on all_unseen."""
-    return _each_seed([a >= A71_SEEN and u <= A71_UNSEEN for a, u in zip(seen, unseen, strict=True)])
-
-
-BySeed = dict[str, list[dict[str, float]]]  # method -> final metrics of each of its seed runs
+    return _each_seed(seeds, [a >= A71_SEEN and u <= A71_UNSEEN for a, u in zip(seen, unseen, strict=True)])
 
 
 def _per_seed(by_seed: BySeed, method: str, key: str) -> list[float]:
-    return [f.get(key, float("nan")) for f in by_seed.get(method, [])]
+    return [f.get(key, float("nan")) for f in by_seed.get(method, {}).values()]
 
 
 def _em(by_seed: BySeed, method: str, scenario: str, prefix: str = "eval/") -> list[float]:
@@ -229,7 +229,7 @@ class UnseenSymbolsExperiment(Experiment):
         finals = {m: _final(run_dirs[run_name(m)]) for m in methods(suite)}
         records = {m: read_metrics(run_dirs[run_name(m)]) for m in methods(suite)}
         by_seed = {
-            m: [_final(run_dirs[run_name(m, seed)]) for seed in seeds(suite, m)] for m in methods(suite)
+            m: {seed: _final(run_dirs[run_name(m, seed)]) for seed in seeds(suite, m)} for m in methods(suite)
         }
         table, details = self._table(finals)
         roles = self._role_table(finals)
@@ -423,7 +423,7 @@ class UnseenSymbolsExperiment(Experiment):
                 f"standard exact match: all_seen {_fmt(s_seen)}, all_unseen {_fmt(s_unseen)} "
                 f"(per seed; needs >= {A71_SEEN:.2f} and <= {A71_UNSEEN:.2f}); token accuracy "
                 f"{ta('standard', 'all_seen'):.2f} / {ta('standard', 'all_unseen'):.2f} (seed 0)",
-                _a71_per_seed(s_seen, s_unseen),
+                _a71_per_seed(list(by_seed["standard"]), s_seen, s_unseen),
                 [run_name("standard")],
                 {"standard_all_seen": s_seen, "standard_all_unseen": s_unseen},
             )
@@ -522,7 +522,7 @@ class UnseenSymbolsExperiment(Experiment):
                 "A7.1β",
                 f"standard + β exact match: all_seen {_fmt(s_seen)}, all_unseen {_fmt(s_unseen)} "
                 f"(needs >= {A71_SEEN:.2f} and <= {A71_UNSEEN:.2f})",
-                _a71_per_seed(s_seen, s_unseen),
+                _a71_per_seed(list(by_seed["standard+β"]), s_seen, s_unseen),
                 [run_name("standard+β")],
                 {"all_seen": s_seen, "all_unseen": s_unseen},
             )
@@ -554,7 +554,7 @@ class UnseenSymbolsExperiment(Experiment):
                 "; ".join(parts)
                 + f"; forgetting as trained: all_unseen {_fmt(as_trained)} (per seed; needs >= "
                 f"{A73_UNSEEN:.2f} and within {A73_GAP:.2f} of all_seen in every seed)",
-                _each_seed(ok or []),
+                _each_seed(list(by_seed.get("copy_frozen+β", {})), ok or []),
                 [run_name("copy_frozen+β"), run_name("copy_forget+β")],
                 values | {"copy_forget_as_trained_all_unseen": as_trained},
             )
