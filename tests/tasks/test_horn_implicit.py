@@ -9,7 +9,7 @@ from symgen.errors import UserError
 from symgen.models.transformer import ModelConfig, Transformer
 from symgen.tasks.base import IGNORE
 from symgen.tasks.horn_audit import shortcut_audit
-from symgen.tasks.horn_implicit import ImplicitHornTask, ImplicitHornTaskConfig
+from symgen.tasks.horn_implicit import ImplicitHornTask, ImplicitHornTaskConfig, answer_positions
 
 SMALL = dict(
     min_rules=4, max_rules=6, min_facts=2, max_facts=3, max_body=2, max_depth=3, prompt_order="facts_first"
@@ -58,6 +58,22 @@ def test_a_batch_scores_only_the_answer_at_the_last_prompt_token(task):
         assert scored == [length - 1]
         assert batch.targets[row, length - 1] == task.answer_ids[record["label"]]
         assert task.vocab[int(batch.inputs[row, length - 1])] == "<cot>"
+
+
+def test_head_labels_say_whether_each_rule_head_is_entailed_and_the_answer_stays_last():
+    cfg = ImplicitHornTaskConfig(**SMALL, n_test=12, head_labels=True)
+    task = ImplicitHornTask(cfg, seed=1)
+    records = task.train_problems(3, 8)
+    batch = task.batch(records)
+    for row, record in enumerate(records):
+        tokens = task.prompt_tokens(record)
+        scored = (batch.targets[row] != IGNORE).nonzero().flatten().tolist()
+        assert scored[-1] == len(tokens) - 1 == answer_positions(batch.targets)[row]
+        assert len(scored) == len(record["rules"]) + 1
+        for j in scored[:-1]:
+            assert tokens[j - 1] == "->"
+            atom_entailed = entailed_by_brute_force({**record, "query": tokens[j]})
+            assert batch.targets[row, j] == task.answer_ids[atom_entailed]
 
 
 def test_evaluation_reads_every_depth_at_every_iteration_count_and_under_halting():

@@ -31,6 +31,7 @@ from symgen.models.recurrence import HaltingRule
 from symgen.models.transformer import Transformer
 from symgen.tasks import horn
 from symgen.tasks.base import IGNORE, Batch, pad_batch
+from symgen.tasks.checker import levels
 from symgen.tasks.horn_task import HornTask, HornTaskConfig
 from symgen.training.curriculum import DepthCurriculum
 
@@ -44,6 +45,9 @@ class ImplicitHornTaskConfig(HornTaskConfig):
     curriculum: bool = False  # train on depth 1 first; add depth k+1 when held-out depth k passes
     curriculum_threshold: float = 0.9  # all_seen accuracy at depth k (at the model's own R)
     curriculum_patience: int = 0  # end the run after this many evaluations without a stage passed
+    # sub-goal labels (a change of task, beyond SPEC C.1): every rule's head token is also trained to
+    # say whether its atom is entailed, True or False; evaluation still reads only the answer
+    head_labels: bool = False
 
     def validate(self) -> None:
         super().validate()
@@ -82,6 +86,12 @@ class ImplicitHornTaskConfig(HornTaskConfig):
         return HornTaskConfig.max_prompt_tokens(deepest)
 
 
+def answer_positions(targets: torch.Tensor) -> torch.Tensor:
+    """(B,) the last scored position of each row: the answer (head labels, if any, come before it)."""
+    scored = (targets != IGNORE).long()
+    return scored.shape[1] - 1 - scored.flip(-1).argmax(-1)
+
+
 class ImplicitHornTask(HornTask):
     cfg: ImplicitHornTaskConfig
 
@@ -117,12 +127,19 @@ class ImplicitHornTask(HornTask):
         return self.cfg.max_prompt_tokens() + 1
 
     def batch(self, records: list[dict[str, Any]]) -> Batch:
-        """Inputs: the prompt; target: the answer at its last token, IGNORE elsewhere."""
+        """Inputs: the prompt; target: the answer at its last token, IGNORE elsewhere (with
+        `head_labels`, also whether each rule's head atom is entailed, at that head token)."""
         inputs, targets = [], []
         for r in records:
-            prompt = self.encode(self.prompt_tokens(r))
-            inputs.append(prompt)
-            targets.append([IGNORE] * (len(prompt) - 1) + [self.answer_ids[bool(r["label"])]])
+            tokens = self.prompt_tokens(r)
+            target = [IGNORE] * (len(tokens) - 1) + [self.answer_ids[bool(r["label"])]]
+            if self.cfg.head_labels:
+                derivable = levels(r["rules"], r["facts"])
+                for j in range(1, len(tokens)):
+                    if tokens[j - 1] == horn.ARROW:
+                        target[j] = self.answer_ids[tokens[j] in derivable]
+            inputs.append(self.encode(tokens))
+            targets.append(target)
         return pad_batch(inputs, targets, self.pad_id)
 
     # ---------------------------------------------------------------- evaluation
@@ -140,7 +157,7 @@ class ImplicitHornTask(HornTask):
         right, used = [], []
         for start in range(0, len(records), self.cfg.eval_batch_size):
             batch = self.batch(records[start : start + self.cfg.eval_batch_size]).to(device)
-            at = (batch.targets != IGNORE).long().argmax(-1)
+            at = answer_positions(batch.targets)
             rows = torch.arange(len(at), device=device)
             out = model(batch.inputs, answer_positions=at, **kwargs)
             predicted = out.logits[rows, at].argmax(-1)
