@@ -169,18 +169,14 @@ class KGSystematicExperiment(Experiment):
         looped = {n: f for n, f in finals.items() if "looped" in n and "ood" in f}
         vanilla = {n: f for n, f in finals.items() if "looped" not in n and "ood" in f}
         ood = {n: f["ood"] for n, f in {**looped, **vanilla}.items()}
-        parts: dict[str, bool | None] = {}
-        if looped:
-            parts[
-                "looped models generalize: OOD "
-                + ", ".join(f"{n} {f['ood']:.2f}" for n, f in looped.items())
-                + f" >= {LOOPED_OOD}"
-            ] = min(f["ood"] for f in looped.values()) >= LOOPED_OOD
-        else:
-            parts["looped models generalize: no looped run in this suite"] = None
-        parts[_vanilla_part(looped, vanilla)] = _vanilla_holds(looped, vanilla)
-        parts[_speed_part(looped, suite)] = _speed_holds(looped)
-        parts[_level_part(looped, suite)] = _level_holds(looped) if suite == "paper" and looped else None
+        parts = dict(
+            [
+                _looped_part(looped),
+                _vanilla_part(looped, vanilla),
+                _speed_part(looped, suite),
+                _level_part(looped, suite),
+            ]
+        )
         claim = parts_claim("B5.1", parts, [str(p) for p in run_dirs.values()])
         steps = {n: f.get("learned_step") for n, f in looped.items()}
         claim.values = {f"{n}_ood": v for n, v in ood.items()} | {
@@ -194,75 +190,74 @@ def _looped_at(looped: dict[str, dict], r: int) -> tuple[str, dict] | None:
     return next(((n, f) for n, f in looped.items() if f.get("loops") == r), None)
 
 
-def _vanilla_part(looped: dict[str, dict], vanilla: dict[str, dict]) -> str:
+Part = tuple[str, bool | None]  # a part of a claim's sentence with what was measured, and its outcome
+
+
+def _looped_part(looped: dict[str, dict]) -> Part:
+    if not looped:
+        return "looped models generalize: no looped run in this suite", None
+    ood = ", ".join(f"{n} {f['ood']:.2f}" for n, f in looped.items())
+    return (
+        f"looped models generalize: OOD {ood} >= {LOOPED_OOD}",
+        min(f["ood"] for f in looped.values()) >= LOOPED_OOD,
+    )
+
+
+def _vanilla_part(looped: dict[str, dict], vanilla: dict[str, dict]) -> Part:
+    """Vanilla OOD near zero and below every looped run; judged only when some looped run learned."""
     if not vanilla:
-        return "vanilla models do not generalize: no vanilla run in this suite"
+        return "vanilla models do not generalize: no vanilla run in this suite", None
     text = (
         "vanilla models do not: OOD "
         + ", ".join(f"{n} {f['ood']:.2f}" for n, f in vanilla.items())
         + f" <= {VANILLA_OOD}, below every looped run"
     )
     if not any(f["ood"] >= LOOPED_OOD for f in looped.values()):
-        text += " (no looped run reached the bar: without that contrast the vanilla failure says nothing)"
-    return text
-
-
-def _vanilla_holds(looped: dict[str, dict], vanilla: dict[str, dict]) -> bool | None:
-    """Vanilla OOD near zero and below every looped run; judged only when some looped run learned."""
-    if not vanilla or not any(f["ood"] >= LOOPED_OOD for f in looped.values()):
-        return None
+        return (
+            text + " (no looped run reached the bar: without that contrast the vanilla failure says nothing)",
+            None,
+        )
     worst_looped = min(f["ood"] for f in looped.values())
-    return all(f["ood"] <= VANILLA_OOD and f["ood"] < worst_looped for f in vanilla.values())
+    return text, all(f["ood"] <= VANILLA_OOD and f["ood"] < worst_looped for f in vanilla.values())
 
 
 def _step(f: dict) -> str:
     return "never" if f.get("learned_step") is None else f"step {f['learned_step']:g}"
 
 
-def _speed_part(looped: dict[str, dict], suite: str) -> str:
+def _speed_part(looped: dict[str, dict], suite: str) -> Part:
+    """R = 4 reached its final OOD level at an earlier step than R = 2 (or R = 2 never did)."""
     r2, r4 = _looped_at(looped, 2), _looped_at(looped, 4)
     head = "R = 4 learns faster than R = 2 (paper: ~2k against ~7k epochs)"
     missing = [f"R = {r}" for r, run in ((2, r2), (4, r4)) if run is None]
-    if missing:
-        return f"{head}: the {suite} suite trains no looped run at {' or '.join(missing)}"
+    if r2 is None or r4 is None:
+        return f"{head}: the {suite} suite trains no looped run at {' or '.join(missing)}", None
     how = (
         f"first step with OOD >= {LEARNED_FRACTION:g} × its final value, counted once the final value "
         f"reaches {LOOPED_OOD}"
     )
     text = f"{head}: {r4[0]} {_step(r4[1])}, {r2[0]} {_step(r2[1])} ({how})"
-    if r4[1].get("learned_step") is None and r2[1].get("learned_step") is None:
-        text += "; neither learned"
-    return text
-
-
-def _speed_holds(looped: dict[str, dict]) -> bool | None:
-    """R = 4 reached its final OOD level at an earlier step than R = 2 (or R = 2 never did)."""
-    r2, r4 = _looped_at(looped, 2), _looped_at(looped, 4)
-    if r2 is None or r4 is None:
-        return None
     t2, t4 = r2[1].get("learned_step"), r4[1].get("learned_step")
     if t2 is None and t4 is None:
-        return None
-    return t4 is not None and (t2 is None or t4 < t2)
+        return text + "; neither learned", None
+    return text, t4 is not None and (t2 is None or t4 < t2)
 
 
-def _level_part(looped: dict[str, dict], suite: str) -> str:
+def _level_part(looped: dict[str, dict], suite: str) -> Part:
+    """The looped OOD level against the paper's range; judged at paper scale only."""
     lo, hi = PAPER_OOD
     head = f"the paper's OOD level ≈ {lo}–{hi} for R = 2/4/8"
     if not looped:
-        return f"{head}: no looped run in this suite"
+        return f"{head}: no looped run in this suite", None
     level = ", ".join(f"{n} {f['ood']:.2f}" for n, f in looped.items())
     if suite != "paper":
-        return (
+        text = (
             f"{head}: measured {level}; at {suite} scale (smaller models and data than the paper's) "
             f"this level is not tested, the looped part uses the bar {LOOPED_OOD} instead"
         )
-    return f"{head}: measured {level}, each within {PAPER_OOD_TOLERANCE} of the paper's range"
-
-
-def _level_holds(looped: dict[str, dict]) -> bool:
-    lo, hi = PAPER_OOD
-    return all(lo - PAPER_OOD_TOLERANCE <= f["ood"] <= hi + PAPER_OOD_TOLERANCE for f in looped.values())
+        return text, None
+    within = all(lo - PAPER_OOD_TOLERANCE <= f["ood"] <= hi + PAPER_OOD_TOLERANCE for f in looped.values())
+    return f"{head}: measured {level}, each within {PAPER_OOD_TOLERANCE} of the paper's range", within
 
 
 def learned_step(records: list[dict], final_ood: float) -> float | None:
