@@ -9,7 +9,7 @@ from symgen.errors import UserError
 from symgen.models.transformer import ModelConfig, Transformer
 from symgen.tasks.base import IGNORE
 from symgen.tasks.horn_audit import shortcut_audit
-from symgen.tasks.horn_implicit import ImplicitHornTask, ImplicitHornTaskConfig, answer_positions
+from symgen.tasks.horn_implicit import ImplicitHornTask, ImplicitHornTaskConfig, answer_positions, share
 
 SMALL = dict(
     min_rules=4, max_rules=6, min_facts=2, max_facts=3, max_body=2, max_depth=3, prompt_order="facts_first"
@@ -128,3 +128,7 @@ def test_deeper_test_problems_never_repeat_a_fixed_training_set():
     train = {horn.canonical_key(r) for r in task.train_records}
     assert len(train) == 300 and max(r["depth"] for r in task.test["all_seen"]) == 6
     assert not train & {horn.canonical_key(r) for recs in task.test.values() for r in recs}
+
+
+def test_accuracy_is_an_exact_fraction_so_36_of_40_passes_a_090_bar():
+    assert share(torch.tensor([True] * 36 + [False] * 4)) >= 0.9
