@@ -46,7 +46,8 @@ def test_vocabulary_is_special_then_seen_then_unseen():
 
 
 @pytest.mark.parametrize(
-    "order,labels", [("rules_first", False), ("facts_first", False), ("facts_first", True)]
+    "order,labels",
+    [("rules_first", False), ("facts_first", False), ("facts_first", True), ("query_last", False)],
 )
 def test_loss_mask_covers_exactly_the_target(order, labels):
     task = make(prompt_order=order, rule_labels=labels)
@@ -71,6 +72,21 @@ def test_facts_first_prompt_holds_the_same_tokens_with_facts_and_query_before_th
     assert tokens[1] == horn.FACTS and tokens[-1] == horn.COT
     q = tokens.index(horn.QMARK)
     assert tokens[q + 1] == rec["query"] and tokens[2:q] == rec["facts"]
+    assert len(tokens) <= task.cfg.max_prompt_tokens()
+
+
+def test_query_last_prompt_holds_the_facts_then_the_rules_then_the_query():
+    task = make(prompt_order="query_last")
+    rec = task.test["all_seen"][0]
+    tokens = task.prompt_tokens(rec)
+    assert sorted(tokens) == sorted(horn.encode_prompt(rec) + [horn.DOT])
+    dot = tokens.index(horn.DOT)
+    assert tokens[1] == horn.FACTS and tokens[2:dot] == rec["facts"]
+    assert tokens[-3:] == [horn.QMARK, rec["query"], horn.COT]
+    rules = " ".join(tokens[dot + 1 : -3]).split(" . ")
+    assert [r.removesuffix(" .") for r in rules] == [
+        " ".join([*r["body"], horn.ARROW, r["head"]]) for r in rec["rules"]
+    ]
     assert len(tokens) <= task.cfg.max_prompt_tokens()
 
 

@@ -32,7 +32,7 @@ from symgen.models.transformer import Transformer
 from symgen.tasks import horn
 from symgen.tasks.base import IGNORE, Batch, Task, epoch_indices, generator_config, pad_batch
 
-PROMPT_ORDERS = ("rules_first", "facts_first")
+PROMPT_ORDERS = ("rules_first", "facts_first", "query_last")
 SCORES = ("answer_accuracy", "exact_match", "proof_valid")
 _SCORE_KEYS = {
     "answer_accuracy": "answer_correct",
@@ -57,7 +57,8 @@ class HornTaskConfig:
     n_test: int = 200  # per test scenario
     eval_batch_size: int = 200
     max_new_tokens: int = 0  # 0: the longest possible target
-    prompt_order: str = "rules_first"  # rules_first: horn.encode_prompt; facts_first: facts and query first
+    # rules_first: horn.encode_prompt; facts_first: facts and query first; query_last: facts, rules, query
+    prompt_order: str = "rules_first"
     rule_labels: bool = False  # a label token starts every rule, and every proof step names its rule
     label_at_end: bool = False  # with rule_labels: the label also closes its rule, `<r0> b -> h <r0> .`
     grow_steps: int = 0  # size curriculum: problems grow from depth 1, 2 rules to full size over these steps
@@ -183,14 +184,20 @@ class HornTask(Task):
         """`horn.encode_prompt`, or with `facts_first` the same tokens with the facts and the query
         moved before the rules: `<bos> facts: f ... ? q . b1 b2 -> h . ... <cot>`. Under causal
         attention every rule then sees which atoms are known; the chain of thought is unchanged.
-        With `label_at_end` each rule's label is repeated before its closing `.`: the position that
-        has read the whole rule then holds its name, which is what a proof step starts with."""
+        `query_last` keeps the facts first and moves the query to the end, `... -> h . ? q <cot>`:
+        the query's own position then sees every rule's head (what an answer without a chain of
+        thought must match it against). With `label_at_end` each rule's label is repeated before its
+        closing `.`: the position that has read the whole rule then holds its name, which is what a
+        proof step starts with."""
         tokens = horn.encode_prompt(record, self.labels)
         if self.labels and self.cfg.label_at_end:
             tokens = _repeat_labels(tokens)
         if self.cfg.prompt_order == "rules_first":
             return tokens
         cut = tokens.index(horn.FACTS)
+        if self.cfg.prompt_order == "query_last":
+            ask = tokens.index(horn.QMARK)
+            return [tokens[0]] + tokens[cut:ask] + [horn.DOT] + tokens[1:cut] + tokens[ask:]
         return [tokens[0]] + tokens[cut:-1] + [horn.DOT] + tokens[1:cut] + [tokens[-1]]
 
     def encode(self, tokens: list[str]) -> list[int]:
