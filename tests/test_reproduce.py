@@ -1,6 +1,7 @@
 import json
 from pathlib import Path
 
+import yaml
 from conftest import symgen
 
 from symgen.experiments.claims import PAPER_CLAIMS, VERDICTS
@@ -28,6 +29,15 @@ def test_smoke_suite_runs_every_experiment_and_fills_every_claim(tmp_path: Path)
     assert again.returncode == 0 and "1 of 1 runs finished already" in again.stderr
     claims = json.loads((out / "claims.json").read_text())  # the finished experiments stay reported
     assert all(c["verdict"] in JUDGED for c in claims)
+
+    # a finished run whose recipe has changed since is refused, not reported under its old numbers
+    stored = out / "runs" / "reverse" / "config.yaml"
+    config = yaml.safe_load(stored.read_text())
+    config["train"]["weight_decay"] += 0.5
+    stored.write_text(yaml.safe_dump(config))
+    stale = symgen("reproduce", "--suite", "smoke", "--only", "reverse", "--out", str(out), "--no-progress")
+    assert stale.returncode != 0 and "train.weight_decay" in stale.stderr and "Traceback" not in stale.stderr
+    assert (out / "runs" / "reverse" / "summary.json").exists()
 
 
 def test_list_names_experiments_and_runs():

@@ -6,7 +6,11 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
 from conftest import TINY, symgen
+
+from symgen.config import resolve
+from symgen.training.run import config_differences, same_run
 
 STEPS = ["train.steps=400", "train.checkpoint_every=50", "train.eval_every=100", "model.dropout=0.1"]
 
@@ -52,3 +56,14 @@ def test_a_finished_run_with_another_config_is_refused(tmp_path: Path):
     assert same.returncode == 0 and "nothing to do" in same.stdout  # threads change how, not what
     other = symgen("train", *args, "train.lr=0.5", "--out", str(tmp_path / "run"), "--no-progress")
     assert other.returncode == 2 and "another config" in other.stderr
+
+
+def test_a_setting_added_after_a_run_was_stored_counts_only_when_it_leaves_its_default(tmp_path: Path):
+    cfg = resolve("reverse", [])
+    stored = cfg.to_dict()
+    del stored["model"]["identity_bias_scope"]  # as if stored by a symgen without that setting
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(stored))
+    assert same_run(cfg, path) and config_differences(cfg, path) == []
+    changed = resolve("reverse", ["model.identity_bias_scope=symbols", "train.lr=0.01"])
+    assert config_differences(changed, path) == ["model.identity_bias_scope", "train.lr"]

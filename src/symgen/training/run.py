@@ -34,9 +34,22 @@ EXECUTION_KEYS = (("train", "threads"), ("train", "keep_checkpoints"), ("device"
 
 def same_run(cfg: ExperimentConfig, config_path: Path) -> bool:
     """Whether `cfg` describes the run stored in `config_path` (sizes the task filled in, thread
-    count and device aside)."""
-    stored = yaml.safe_load(config_path.read_text())
+    count and device aside; a setting added to symgen after the run was stored counts as the same
+    when `cfg` leaves it at its default)."""
+    return not config_differences(cfg, config_path)
+
+
+def config_differences(cfg: ExperimentConfig, config_path: Path) -> list[str]:
+    """The dotted settings in which `cfg` and the run stored in `config_path` differ."""
+    stored = yaml.safe_load(config_path.read_text()) or {}
     mine = cfg.to_dict()
+    for section, part in (("task", cfg.task), ("model", cfg.model), ("train", cfg.train)):
+        defaults = dataclasses.asdict(type(part)())
+        kept = stored.get(section)
+        if isinstance(kept, dict):
+            for key, value in mine[section].items():
+                if key not in kept and value == defaults.get(key):
+                    kept[key] = value
     for key in ("vocab_size", "max_seq_len"):
         if mine["model"][key] == 0:
             mine["model"][key] = stored.get("model", {}).get(key)
@@ -46,7 +59,17 @@ def same_run(cfg: ExperimentConfig, config_path: Path) -> bool:
             for part in path[:-1]:
                 node = node.get(part, {})
             node.pop(path[-1], None)
-    return mine == stored
+    return _differences(mine, stored)
+
+
+def _differences(mine: Any, stored: Any, prefix: str = "") -> list[str]:
+    if not (isinstance(mine, dict) and isinstance(stored, dict)):
+        return [] if mine == stored else [prefix or "config"]
+    keys = list(mine) + [k for k in stored if k not in mine]
+    out: list[str] = []
+    for key in keys:
+        out += _differences(mine.get(key), stored.get(key), f"{prefix}.{key}" if prefix else key)
+    return out
 
 
 def is_finished(run_dir: Path) -> bool:
