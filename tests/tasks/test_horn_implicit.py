@@ -76,6 +76,19 @@ def test_head_labels_say_whether_each_rule_head_is_entailed_and_the_answer_stays
             assert batch.targets[row, j] == task.answer_ids[atom_entailed]
 
 
+def test_with_the_query_last_its_own_token_is_labelled_too():
+    cfg = ImplicitHornTaskConfig(**(SMALL | {"prompt_order": "query_last"}), n_test=12, head_labels=True)
+    task = ImplicitHornTask(cfg, seed=1)
+    records = task.train_problems(3, 8)
+    batch = task.batch(records)
+    for row, record in enumerate(records):
+        length = len(task.prompt_tokens(record))
+        scored = (batch.targets[row] != IGNORE).nonzero().flatten().tolist()
+        assert scored[-2:] == [length - 2, length - 1] and len(scored) == len(record["rules"]) + 2
+        assert batch.targets[row, length - 2] == batch.targets[row, length - 1]  # the query's own label
+        assert answer_positions(batch.targets)[row] == length - 1
+
+
 def test_evaluation_reads_every_depth_at_every_iteration_count_and_under_halting():
     cfg = ImplicitHornTaskConfig(**SMALL, n_test=12, eval_loops=[1, 3], halting=True)
     task = ImplicitHornTask(cfg, seed=1)

@@ -45,8 +45,9 @@ class ImplicitHornTaskConfig(HornTaskConfig):
     curriculum: bool = False  # train on depth 1 first; add depth k+1 when held-out depth k passes
     curriculum_threshold: float = 0.9  # all_seen accuracy at depth k (at the model's own R)
     curriculum_patience: int = 0  # end the run after this many evaluations without a stage passed
-    # sub-goal labels (a change of task, beyond SPEC C.1): every rule's head token is also trained to
-    # say whether its atom is entailed, True or False; evaluation still reads only the answer
+    # sub-goal labels (a change of task, beyond SPEC C.1): every rule's head token, and the query token
+    # when it follows the rules (prompt_order=query_last), is also trained to say whether its atom is
+    # entailed, True or False; evaluation still reads only the answer
     head_labels: bool = False
 
     def validate(self) -> None:
@@ -104,6 +105,7 @@ class ImplicitHornTask(HornTask):
         super().__init__(cfg, seed)
         self.answer_ids = {True: self._id[horn.TRUE], False: self._id[horn.FALSE]}
         self.set_train_hops(1 if cfg.curriculum else cfg.max_depth)
+        self.query_sees_rules = cfg.prompt_order == "query_last"
 
     def test_generator(self) -> horn.HornConfig:
         return self.cfg.test_config(self.seed)
@@ -141,7 +143,7 @@ class ImplicitHornTask(HornTask):
             if self.cfg.head_labels:
                 derivable = levels(r["rules"], r["facts"])
                 for j in range(1, len(tokens)):
-                    if tokens[j - 1] == horn.ARROW:
+                    if tokens[j - 1] == horn.ARROW or (tokens[j - 1] == horn.QMARK and self.query_sees_rules):
                         target[j] = self.answer_ids[tokens[j] in derivable]
             inputs.append(self.encode(tokens))
             targets.append(target)
