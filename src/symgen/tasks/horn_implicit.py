@@ -2,8 +2,9 @@
 
 The same problems, symbol pools, scenarios and checker as the Horn task; the sequence is the prompt
 (ending in ``<cot>``) followed by the answer, ``True`` or ``False``, and the loss is on the answer
-alone. Whatever reasoning happens, happens inside the forward pass — over the iterations of a
-looped model, or the layers of a vanilla one.
+alone (with ``head_labels``, a change of task, also on sub-goal labels: whether each rule's head
+atom, and a query placed after the rules, is entailed). Whatever reasoning happens, happens inside
+the forward pass — over the iterations of a looped model, or the layers of a vanilla one.
 
 Training problems have proof depths 1..D (``max_depth``), labels balanced at every depth; with
 ``curriculum`` training starts at depth 1 and adds depth k + 1 once held-out all_seen accuracy at
@@ -135,7 +136,8 @@ class ImplicitHornTask(HornTask):
 
     def batch(self, records: list[dict[str, Any]]) -> Batch:
         """Inputs: the prompt; target: the answer at its last token, IGNORE elsewhere (with
-        `head_labels`, also whether each rule's head atom is entailed, at that head token)."""
+        `head_labels`, also whether the atom is entailed at each rule's head token, and at the query
+        token when the query follows the rules)."""
         inputs, targets = [], []
         for r in records:
             tokens = self.prompt_tokens(r)
