@@ -229,8 +229,8 @@ def _speed_part(looped: dict[str, dict], suite: str) -> Part:
     """R = 4 reached its final OOD level at an earlier step than R = 2 (or R = 2 never did)."""
     r2, r4 = _looped_at(looped, 2), _looped_at(looped, 4)
     head = "R = 4 learns faster than R = 2 (paper: ~2k against ~7k epochs)"
-    missing = [f"R = {r}" for r, run in ((2, r2), (4, r4)) if run is None]
     if r2 is None or r4 is None:
+        missing = [f"R = {r}" for r, run in ((2, r2), (4, r4)) if run is None]
         return f"{head}: the {suite} suite trains no looped run at {' or '.join(missing)}", None
     how = (
         f"first step with OOD >= {LEARNED_FRACTION:g} × its final value, counted once the final value "

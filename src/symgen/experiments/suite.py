@@ -19,11 +19,11 @@ from pathlib import Path
 
 import click
 
-from symgen.config import resolve
+from symgen.config import ExperimentConfig, resolve
 from symgen.errors import UserError, writable_dir
 from symgen.experiments.claims import Claim, default_claims, merge_seeds
 from symgen.training.run import (
-    config_differences,
+    check_resumable,
     is_finished,
     read_summary,
     seed_dir,
@@ -183,27 +183,20 @@ def _dependency_order(runs: list[RunSpec]) -> list[RunSpec]:
     return ordered
 
 
-def _refuse_stale(run: RunSpec, run_root: Path) -> None:
+def _refuse_stale(run: RunSpec, cfg: ExperimentConfig, run_root: Path) -> None:
     """A finished run is reused only if it is the run the suite asks for now: a recipe changed since
     (another setting, a new default) would otherwise enter the report under its old numbers."""
-    cfg = resolve(run.recipe, run.resolved_overrides(run_root))
     for seed, run_dir in zip(run.seeds or (None,), run.run_dirs(run_root), strict=True):
-        wanted = cfg if seed is None else replace(cfg, seed=seed)
-        changed = config_differences(wanted, run_dir / "config.yaml")
-        if changed:
-            raise UserError(
-                f"{run_dir} holds a finished run whose config differs from its recipe now "
-                f"({', '.join(changed[:3])}); remove that directory to retrain it, or choose a new --out"
-            )
+        check_resumable(cfg if seed is None else replace(cfg, seed=seed), run_dir)
 
 
 def train_all(runs: list[RunSpec], run_root: Path, jobs: int, progress: bool) -> None:
-    todo = _dependency_order([r for r in runs if not r.finished(run_root)])
-    for r in todo:  # refuse bad recipes before any training starts
-        resolve(r.recipe, r.resolved_overrides(run_root))
-    for r in runs:
-        if r.finished(run_root):
-            _refuse_stale(r, run_root)
+    done = {r.name for r in runs if r.finished(run_root)}
+    for r in runs:  # refuse bad recipes, and finished runs of another config, before any training starts
+        cfg = resolve(r.recipe, r.resolved_overrides(run_root))
+        if r.name in done:
+            _refuse_stale(r, cfg, run_root)
+    todo = _dependency_order([r for r in runs if r.name not in done])
     click.echo(
         f"{len(runs) - len(todo)} of {len(runs)} runs finished already; training {len(todo)}", err=True
     )

@@ -106,7 +106,6 @@ class ImplicitHornTask(HornTask):
         super().__init__(cfg, seed)
         self.answer_ids = {True: self._id[horn.TRUE], False: self._id[horn.FALSE]}
         self.set_train_hops(1 if cfg.curriculum else cfg.max_depth)
-        self.query_sees_rules = cfg.prompt_order == "query_last"
 
     def test_generator(self) -> horn.HornConfig:
         return self.cfg.test_config(self.seed)
@@ -138,6 +137,8 @@ class ImplicitHornTask(HornTask):
         """Inputs: the prompt; target: the answer at its last token, IGNORE elsewhere (with
         `head_labels`, also whether the atom is entailed at each rule's head token, and at the query
         token when the query follows the rules)."""
+        # the tokens that introduce an atom to label: a rule's `->`, and `?` when the query sees the rules
+        asks = {horn.ARROW, horn.QMARK} if self.cfg.prompt_order == "query_last" else {horn.ARROW}
         inputs, targets = [], []
         for r in records:
             tokens = self.prompt_tokens(r)
@@ -145,7 +146,7 @@ class ImplicitHornTask(HornTask):
             if self.cfg.head_labels:
                 derivable = levels(r["rules"], r["facts"])
                 for j in range(1, len(tokens)):
-                    if tokens[j - 1] == horn.ARROW or (tokens[j - 1] == horn.QMARK and self.query_sees_rules):
+                    if tokens[j - 1] in asks:
                         target[j] = self.answer_ids[tokens[j] in derivable]
             inputs.append(self.encode(tokens))
             targets.append(target)

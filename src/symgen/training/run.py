@@ -32,15 +32,10 @@ from symgen.training.trainer import Trainer
 EXECUTION_KEYS = (("train", "threads"), ("train", "keep_checkpoints"), ("device",))
 
 
-def same_run(cfg: ExperimentConfig, config_path: Path) -> bool:
-    """Whether `cfg` describes the run stored in `config_path` (sizes the task filled in, thread
-    count and device aside; a setting added to symgen after the run was stored counts as the same
-    when `cfg` leaves it at its default)."""
-    return not config_differences(cfg, config_path)
-
-
 def config_differences(cfg: ExperimentConfig, config_path: Path) -> list[str]:
-    """The dotted settings in which `cfg` and the run stored in `config_path` differ."""
+    """The dotted settings in which `cfg` and the run stored in `config_path` differ (sizes the
+    task filled in, thread count and device aside; a setting added to symgen after the run was
+    stored counts as the same when `cfg` leaves it at its default)."""
     stored = yaml.safe_load(config_path.read_text()) or {}
     mine = cfg.to_dict()
     for section, part in (("task", cfg.task), ("model", cfg.model), ("train", cfg.train)):
@@ -122,8 +117,12 @@ def load_run(run_dir: Path, weights: str = "final") -> tuple[ExperimentConfig, T
 def check_resumable(cfg: ExperimentConfig, run_dir: Path) -> None:
     """A run directory may take this config: empty, or holding the same run (same thread count)."""
     config_path = run_dir / "config.yaml"
-    if config_path.exists() and not same_run(cfg, config_path):
-        raise UserError(f"{run_dir} holds a run with another config; choose a new --out")
+    changed = config_differences(cfg, config_path) if config_path.exists() else []
+    if changed:
+        raise UserError(
+            f"{run_dir} holds a run with another config ({', '.join(changed[:3])}); choose a new --out, "
+            "or remove that directory to retrain it"
+        )
     if config_path.exists() and not is_finished(run_dir):
         stored = (yaml.safe_load(config_path.read_text()) or {}).get("train", {}).get("threads")
         if stored is not None and stored != cfg.train.threads:
