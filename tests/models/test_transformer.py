@@ -1,6 +1,7 @@
 import pytest
 import torch
 
+from symgen.errors import UserError
 from symgen.models.attention import CopyAttention, KVCache, apply_rotary, rotary_tables
 from symgen.models.transformer import ModelConfig, Transformer
 
@@ -177,3 +178,19 @@ def test_a_detached_same_symbol_term_sends_no_gradient_to_the_rows_through_the_c
         model(ids).logits.sum().backward()
         grads[detach] = model.embed.weight.grad.clone()
     assert not torch.allclose(grads[False], grads[True])  # the rows also get gradient from the term
+
+
+@pytest.mark.parametrize("extra", [{}, {"identity_bias": 3.0, "n_loops": 2}])
+def test_a_bidirectional_model_reads_later_tokens_and_ignores_right_padding(extra):
+    model = make(positions="rotary", causal=False, pad_id=0, **extra)
+    ids = torch.randint(1, 40, (2, 10))
+    out = model(ids).logits
+    changed = ids.clone()
+    changed[:, -1] = (changed[:, -1] % 39) + 1  # another real token at the end
+    assert not torch.allclose(model(changed).logits[:, 0], out[:, 0], atol=1e-4)  # the first position sees it
+    padded = torch.cat([ids, torch.zeros(2, 5, dtype=torch.long)], 1)
+    assert torch.allclose(model(padded).logits[:, :10], out, atol=1e-5)
+    causal = make(positions="rotary", **extra)
+    assert torch.allclose(causal(changed).logits[:, 0], causal(ids).logits[:, 0], atol=1e-6)
+    with pytest.raises(UserError, match="does not generate"):
+        model.generate([[1, 2, 3]], 2, eos_id=4)

@@ -5,11 +5,14 @@ from collections import Counter
 import pytest
 import torch
 
+from symgen.config import resolve
 from symgen.errors import UserError
 from symgen.models.transformer import ModelConfig, Transformer
 from symgen.tasks.base import IGNORE
 from symgen.tasks.horn_audit import shortcut_audit
 from symgen.tasks.horn_implicit import ImplicitHornTask, ImplicitHornTaskConfig, answer_positions, share
+from symgen.tasks.registry import make_task
+from symgen.training.run import build_model
 
 SMALL = dict(
     min_rules=4, max_rules=6, min_facts=2, max_facts=3, max_body=2, max_depth=3, prompt_order="facts_first"
@@ -145,3 +148,20 @@ def test_deeper_test_problems_never_repeat_a_fixed_training_set():
 
 def test_accuracy_is_an_exact_fraction_so_36_of_40_passes_a_090_bar():
     assert share(torch.tensor([True] * 36 + [False] * 4)) >= 0.9
+
+
+def test_a_bidirectional_reader_gets_the_padding_token_and_answers_alike_in_any_batch():
+    cfg = resolve(
+        "horn-implicit-vanilla",
+        ["model.causal=false", "model.d_model=32", "task.n_seen=30", "task.n_unseen=20", "task.n_test=12"],
+    )
+    task = make_task(cfg.task, cfg.seed)
+    model = build_model(cfg, task).eval()
+    assert cfg.model.pad_id == task.pad_id
+    records = task.test["all_seen"][:8]  # of several lengths: the batch pads all but the longest
+    assert len({len(task.prompt_tokens(r)) for r in records}) > 1
+    together = model(task.batch(records).inputs).logits
+    at = answer_positions(task.batch(records).targets)
+    for i, record in enumerate(records):
+        alone = model(task.batch([record]).inputs).logits[0, at[i]]
+        assert torch.allclose(alone, together[i, at[i]], atol=1e-5)

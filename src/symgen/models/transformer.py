@@ -59,6 +59,10 @@ class ModelConfig:
     identity_bias: float | None = None  # None: off; a number: same-symbol attention term, initial β
     identity_bias_detach: bool = False  # the term reads the rows without shaping them (no gradient)
     identity_bias_scope: str = "all"  # all: every token's row; symbols: the task's symbols only
+    # False: every position attends to every real one (a reader of whole prompts, answering at the
+    # end: implicit Horn); keys holding pad_id are masked. No token-by-token generation then.
+    causal: bool = True
+    pad_id: int = -1  # -1: taken from the task
     dropout: float = 0.0
     bias: bool = True
     init_std: float = 0.02
@@ -284,7 +288,10 @@ class Transformer(nn.Module):
             longest = past_length + T if attention_mask is None else int(positions.max()) + 1
             if longest > self.cfg.max_seq_len:
                 raise UserError(f"sequence of {longest} tokens exceeds model.max_seq_len")
-        mask = self._mask(attention_mask, T, past_length)
+        if self.cfg.causal:
+            mask = self._mask(attention_mask, T, past_length)
+        else:
+            mask = self._prompt_mask(ids, attention_mask, cache)
         rotary = self._rotary(positions, past_length if attention_mask is None else None)
 
         token_embeddings = self.embed(ids)
@@ -362,6 +369,16 @@ class Transformer(nn.Module):
         allowed = allowed | (k_pos == q_pos)[None]  # a padding query attends to itself, never to nothing
         return allowed[:, None]
 
+    def _prompt_mask(self, ids: Tensor, attention_mask: Tensor | None, cache: KVCache | None) -> Tensor:
+        """Bidirectional: every query may attend to every real key (and to itself, so a padding
+        query never attends to nothing). Real keys: `attention_mask`, or the ids other than pad_id."""
+        if cache is not None:
+            raise UserError("a model with model.causal=false reads whole prompts: it has no cached decoding")
+        real = attention_mask.bool() if attention_mask is not None else ids != self.cfg.pad_id
+        T = ids.shape[1]
+        itself = torch.eye(T, dtype=torch.bool, device=ids.device)
+        return (real[:, None, :] | itself[None])[:, None]
+
     def _rotary(self, positions: Tensor, past: int | None = None) -> dict[int, tuple[Tensor, Tensor]] | None:
         """cos/sin tables per head dimension. Unpadded batches (`past` given: positions past..past+T-1)
         reuse the tables of their first call."""
@@ -390,6 +407,8 @@ class Transformer(nn.Module):
         """Batched greedy decoding with a KV cache. Prompts are left-padded; returns the new tokens
         of each prompt, up to and including eos (or max_new_tokens). With `halting` every token is
         decoded by a full forward pass (cached keys would mix iterations of halted positions)."""
+        if not self.cfg.causal:
+            raise UserError("a model with model.causal=false reads whole prompts: it does not generate")
         device = self.embed.weight.device
         width = max(len(p) for p in prompts)
         ids = torch.full((len(prompts), width), pad_id, dtype=torch.long, device=device)

@@ -81,6 +81,11 @@ def build_model(cfg: ExperimentConfig, task: Task) -> Transformer:
         cfg.model.vocab_size = task.vocab_size
     if cfg.model.max_seq_len == 0:
         cfg.model.max_seq_len = task.max_seq_len
+    if not cfg.model.causal and cfg.model.pad_id < 0:
+        pad_id = getattr(task, "pad_id", None)
+        if pad_id is None:
+            raise UserError(f"model.causal=false needs a padding token; task {cfg.task.name} has none")
+        cfg.model.pad_id = pad_id
     if cfg.model.vocab_size < task.vocab_size:
         raise UserError(
             f"model.vocab_size={cfg.model.vocab_size} is smaller than the task's {task.vocab_size}"
