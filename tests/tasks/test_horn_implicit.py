@@ -43,6 +43,19 @@ def test_labels_are_balanced_at_every_depth_and_tests_reach_twice_the_trained_de
         assert counts == {(d, lab): 10 for d in range(1, 7) for lab in (0, 1)}
 
 
+def test_test_problems_hold_training_rule_counts_and_two_more_per_level_beyond_it(task):
+    """Depth-1 tests look like depth-1 training problems; only depths beyond training grow."""
+    train = task.train_problems(0, 240)
+    assert {len(r["rules"]) for r in train} <= set(range(4, 7))
+    for records in task.test.values():
+        for r in records:
+            extra = 2 * max(0, r["depth"] - 3)
+            assert 4 + extra <= len(r["rules"]) <= 6 + extra, (r["depth"], len(r["rules"]))
+    shallow = [len(r["rules"]) for r in task.test["all_seen"] if r["depth"] <= 3]
+    deep = [len(r["rules"]) for r in task.test["all_seen"] if r["depth"] == 6]
+    assert max(shallow) <= 6 < min(deep)
+
+
 def test_an_independent_checker_agrees_with_every_label(task):
     records = task.train_problems(3, 60) + [r for recs in task.test.values() for r in recs[:40]]
     assert all(entailed_by_brute_force(r) == r["label"] for r in records)

@@ -116,6 +116,9 @@ class HornConfig:
     n_test: int = 500
     seed: int = 0
     p_decoy: float = 0.5
+    # 0: off; k: a problem deeper than k holds two more rules per level beyond k (its proof chain
+    # and its distractor chain each grow by one), so it keeps the distractors of depth k's problems
+    grow_beyond: int = 0
 
     @classmethod
     def quick(cls, **overrides: Any) -> HornConfig:
@@ -163,10 +166,14 @@ class HornConfig:
     def n_symbols_total(self) -> int:
         return self.n_seen + self.n_unseen
 
+    def extra_rules(self, depth: int) -> int:
+        """Rules a problem of `depth` holds beyond [min_rules, max_rules] (`grow_beyond`)."""
+        return 2 * max(0, depth - self.grow_beyond) if self.grow_beyond else 0
+
     def min_atoms(self) -> int:
         """Fewest distinct atoms a problem of the largest depth can have."""
         d = self.max_depth
-        return d + 1 + 2 + max(0, self.min_facts - 1) + max(0, self.min_rules - d - 1)
+        return d + 1 + 2 + max(0, self.min_facts - 1) + max(0, self.min_rules + self.extra_rules(d) - d - 1)
 
     def validate(self) -> HornConfig:
         def need(ok: bool, msg: str) -> None:
@@ -180,8 +187,9 @@ class HornConfig:
         need(self.n_train >= 0 and self.n_test >= 0, "n_train and n_test must not be negative")
         need(self.max_rules >= self.min_rules, "max_rules must be >= min_rules")
         need(self.max_facts >= self.min_facts, "max_facts must be >= min_facts")
+        need(self.grow_beyond >= 0, "grow_beyond must not be negative")
         need(
-            self.max_rules >= self.max_depth + 1,
+            self.max_rules + self.extra_rules(self.max_depth) >= self.max_depth + 1,
             f"max_rules={self.max_rules} cannot hold a depth-{self.max_depth} chain plus one distractor "
             f"chain; raise max_rules to at least {self.max_depth + 1} or lower max_depth",
         )
@@ -255,13 +263,14 @@ def _sample_structure(rng: random.Random, cfg: HornConfig, depth: int, max_atoms
     mb = cfg.max_body
     n_facts = _randint(rng, cfg.min_facts, cfg.max_facts)
     d_a = depth
-    d_c = min(d_a, cfg.max_rules - d_a)
+    min_rules, max_rules = cfg.min_rules + cfg.extra_rules(depth), cfg.max_rules + cfg.extra_rules(depth)
+    d_c = min(d_a, max_rules - d_a)
     decoy = rng.random() < cfg.p_decoy and (mb >= 2 or d_a == 1)
-    lo = max(cfg.min_rules, d_a + d_c + decoy)
-    if lo > cfg.max_rules:
+    lo = max(min_rules, d_a + d_c + decoy)
+    if lo > max_rules:
         decoy = False
-        lo = max(cfg.min_rules, d_a + d_c)
-    n_rules = _randint(rng, lo, cfg.max_rules)
+        lo = max(min_rules, d_a + d_c)
+    n_rules = _randint(rng, lo, max_rules)
 
     counter = [0]
 

@@ -74,12 +74,10 @@ class ImplicitHornTaskConfig(HornTaskConfig):
         return 2 * (self.deepest_test - self.max_depth)
 
     def test_config(self, seed: int) -> horn.HornConfig:
-        """The generator of the test problems: deeper, with the extra rules their chains need."""
+        """The generator of the test problems: deeper, and only those deeper than training hold the
+        extra rules their chains need, so every test depth has training's number of distractors."""
         return dataclasses.replace(
-            self.horn_config(seed),
-            max_depth=self.deepest_test,
-            min_rules=self.min_rules + self.extra_test_rules,
-            max_rules=self.max_rules + self.extra_test_rules,
+            self.horn_config(seed), max_depth=self.deepest_test, grow_beyond=self.max_depth
         )
 
     def max_prompt_tokens(self) -> int:
