@@ -3,7 +3,9 @@
 from pathlib import Path
 
 from symgen.experiments.claims import verdict_of
-from symgen.experiments.implicit_horn import claim_c1, claim_c2, claim_c3
+from symgen.experiments.implicit_horn import LEARNED_RUN as LEARNED
+from symgen.experiments.implicit_horn import LOOPED_RUN as LOOPED
+from symgen.experiments.implicit_horn import VANILLA_RUN, claim_c1, claim_c2, claim_c3
 from symgen.experiments.metrics import rank_correlation
 
 
@@ -22,15 +24,15 @@ def fake_run(by_r: dict[int, list[float]], own_r: int, unseen: list | None = Non
 
 EXTRAPOLATES = {4: [1, 1, 0.9, 0.6, 0.5, 0.5], 8: [1, 1, 0.95, 0.9, 0.8, 0.6]}
 STUCK = {4: [1, 1, 0.9, 0.6, 0.5, 0.5], 8: [1, 1, 0.9, 0.6, 0.5, 0.5]}
-VANILLA = {1: [1, 0.9, 0.8, 0.5, 0.5, 0.5]}
+PLAIN = {1: [1, 0.9, 0.8, 0.5, 0.5, 0.5]}
 
 
 def test_c1_holds_in_every_seed_or_names_the_seed_that_fails():
-    good = {"implicit-looped": {0: fake_run(EXTRAPOLATES, 4), 1: fake_run(EXTRAPOLATES, 4)},
-            "implicit-vanilla": {0: fake_run(VANILLA, 1), 1: fake_run(VANILLA, 1)}}  # fmt: skip
+    good = {LOOPED: {0: fake_run(EXTRAPOLATES, 4), 1: fake_run(EXTRAPOLATES, 4)},
+            VANILLA_RUN: {0: fake_run(PLAIN, 1), 1: fake_run(PLAIN, 1)}}  # fmt: skip
     claim = claim_c1(good, 3)
     assert claim.verdict == "reproduced" and claim.values["0"]["looped_best"] == 5
-    tampered = good | {"implicit-looped": {0: fake_run(EXTRAPOLATES, 4), 1: fake_run(STUCK, 4)}}
+    tampered = good | {LOOPED: {0: fake_run(EXTRAPOLATES, 4), 1: fake_run(STUCK, 4)}}
     claim = claim_c1(tampered, 3)
     assert claim.verdict == "partly reproduced" and "fails in seed 1" in claim.measured
 
@@ -38,17 +40,17 @@ def test_c1_holds_in_every_seed_or_names_the_seed_that_fails():
 def test_c2_needs_small_gaps_with_frozen_rows_and_chance_with_learned_rows():
     seen = {4: [0.95, 0.9, 0.85, 0.6, 0.5, 0.5]}
     runs = {
-        "implicit-looped-frozen-ss": {0: fake_run(seen, 4, unseen=[0.93, 0.88, 0.8, 0.5, 0.5, 0.5])},
-        "implicit-looped": {0: fake_run(seen, 4, unseen=[0.5, 0.55, 0.5, 0.5, 0.5, 0.5])},
+        LOOPED: {0: fake_run(seen, 4, unseen=[0.93, 0.88, 0.8, 0.5, 0.5, 0.5])},
+        LEARNED: {0: fake_run(seen, 4, unseen=[0.5, 0.55, 0.5, 0.5, 0.5, 0.5])},
     }
     assert claim_c2(runs, 3).verdict == "reproduced"
-    runs["implicit-looped"] = {0: fake_run(seen, 4, unseen=[0.8, 0.55, 0.5, 0.5, 0.5, 0.5])}
+    runs[LEARNED] = {0: fake_run(seen, 4, unseen=[0.8, 0.55, 0.5, 0.5, 0.5, 0.5])}
     assert claim_c2(runs, 3).verdict == "not reproduced"
 
 
 def test_c3_reads_halting_iterations_against_depth():
-    grows = {"implicit-looped": {0: fake_run(STUCK, 4, halting=[2, 2, 3, 4, 4, 5])}}
-    flat = {"implicit-looped": {0: fake_run(STUCK, 4, halting=[3, 3, 3, 3, 3, 3])}}
+    grows = {LOOPED: {0: fake_run(STUCK, 4, halting=[2, 2, 3, 4, 4, 5])}}
+    flat = {LOOPED: {0: fake_run(STUCK, 4, halting=[3, 3, 3, 3, 3, 3])}}
     assert claim_c3(grows).verdict == "reproduced" and claim_c3(flat).verdict == "not reproduced"
 
 
@@ -76,7 +78,7 @@ def test_a_claim_checked_part_by_part_names_the_part_that_fails():
 def test_models_at_chance_leave_c1_and_c3_not_judged():
     chance = {4: [0.5] * 6, 8: [0.5] * 6}
     runs = {
-        "implicit-looped": {0: fake_run(chance, 4, halting=[2] * 6)},
-        "implicit-vanilla": {0: fake_run({1: [0.5] * 6}, 1)},
+        LOOPED: {0: fake_run(chance, 4, halting=[2] * 6)},
+        VANILLA_RUN: {0: fake_run({1: [0.5] * 6}, 1)},
     }
     assert claim_c1(runs, 3).verdict == "not judged" and claim_c3(runs).verdict == "not judged"
