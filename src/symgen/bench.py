@@ -68,7 +68,7 @@ class ReplayTask(Task):
     def train_batch(self, step: int, batch_size: int) -> Batch:
         return self.batches[step % len(self.batches)]
 
-    def evaluate(self, model: nn.Module, device: torch.device) -> dict[str, float]:
+    def evaluate(self, model: nn.Module, device: torch.device, full: bool = True) -> dict[str, float]:
         return {}
 
 

@@ -1,5 +1,6 @@
 """The implicit Horn task: answers only, balanced per depth, deeper tests, an honest evaluation."""
 
+import json
 from collections import Counter
 
 import pytest
@@ -12,7 +13,7 @@ from symgen.tasks.base import IGNORE
 from symgen.tasks.horn_audit import shortcut_audit
 from symgen.tasks.horn_implicit import ImplicitHornTask, ImplicitHornTaskConfig, answer_positions, share
 from symgen.tasks.registry import make_task
-from symgen.training.run import build_model
+from symgen.training.run import build_model, train_run
 
 SMALL = dict(
     min_rules=4, max_rules=6, min_facts=2, max_facts=3, max_body=2, max_depth=3, prompt_order="facts_first"
@@ -178,3 +179,24 @@ def test_a_bidirectional_reader_gets_the_padding_token_and_answers_alike_in_any_
     for i, record in enumerate(records):
         alone = model(task.batch([record]).inputs).logits[0, at[i]]
         assert torch.allclose(alone, together[i, at[i]], atol=1e-5)
+
+
+@pytest.mark.parametrize("stop", ["steps", "curriculum stalled"])
+def test_light_evaluations_read_the_own_r_and_the_last_one_is_full(tmp_path, stop):
+    overrides = ["model.d_model=16", "task.n_seen=30", "task.n_unseen=20", "task.n_test=12",
+                 "task.eval_loops=[1,2]", "train.steps=12", "train.eval_every=4", "train.warmup_steps=2",
+                 "train.light_evals=true", "train.threads=1", "task.curriculum_threshold=1.0",
+                 f"task.curriculum_patience={2 if stop != 'steps' else 0}"]  # fmt: skip
+    summary = train_run(resolve("horn-implicit-looped", overrides), tmp_path / "r", progress=False)
+    assert summary["stopped_by"].startswith(stop)
+    rows = [json.loads(line) for line in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()]
+    evals = [r for r in rows if "eval/all_seen/depth1/accuracy" in r]
+    assert [r["step"] for r in evals] == ([4, 8, 12] if stop == "steps" else [4, 8])
+    for light in evals[:-1]:
+        assert (
+            "eval/all_seen/depth1/accuracy@r1" not in light and "eval/all_seen/halting/accuracy" not in light
+        )
+    last = evals[-1]
+    assert "eval/all_seen/depth1/accuracy@r1" in last and "eval/all_seen/halting/accuracy" in last
+    assert "eval/curriculum/stage" in last and summary["final"].keys() == last.keys() - {
+        "step", "lr", "elapsed_s", "layer_passes"} - {k for k in last if k.startswith("train/")}  # fmt: skip

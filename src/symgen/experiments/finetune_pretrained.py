@@ -102,7 +102,7 @@ class PretrainedHornTask(Task):
     def train_batch(self, step: int, batch_size: int) -> Batch:
         return self.horn.train_batch(step, batch_size)
 
-    def evaluate(self, model: HFCausalLM, device: torch.device) -> dict[str, float]:
+    def evaluate(self, model: HFCausalLM, device: torch.device, full: bool = True) -> dict[str, float]:
         records, size = self.horn.test["all_seen"], self.horn.cfg.eval_batch_size
         chunks = (self.horn.batch(records[i : i + size]) for i in range(0, len(records), size))
         return teacher_forced_scores(model, chunks, device)

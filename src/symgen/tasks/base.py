@@ -79,8 +79,9 @@ class Task(ABC):
     def train_batch(self, step: int, batch_size: int) -> Batch: ...
 
     @abstractmethod
-    def evaluate(self, model: Transformer, device: torch.device) -> dict[str, float]:
-        """Held-out metrics, names without prefix (the trainer adds `eval/`)."""
+    def evaluate(self, model: Transformer, device: torch.device, full: bool = True) -> dict[str, float]:
+        """Held-out metrics, names without prefix (the trainer adds `eval/`). `full=False` asks for
+        a cheaper subset during training (`train.light_evals`); a task without one ignores it."""
 
     def headline_metric(self) -> str:
         """The evaluation metric shown in the progress bar."""

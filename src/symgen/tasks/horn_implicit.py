@@ -175,10 +175,12 @@ class ImplicitHornTask(HornTask):
         return torch.cat(right), (torch.cat(used) if used else None)
 
     @torch.no_grad()
-    def evaluate(self, model: Transformer, device: torch.device) -> dict[str, float]:
+    def evaluate(self, model: Transformer, device: torch.device, full: bool = True) -> dict[str, float]:
+        """Accuracy per scenario and depth at every iteration count of the grid and under halting;
+        `full=False` (evaluations during training): at the model's own R only."""
         metrics: dict[str, float] = {}
         own = model.cfg.n_loops
-        grid = self.loops_grid(model)
+        grid = self.loops_grid(model) if full else [own]
         for scenario, records in self.test.items():
             depths = torch.tensor([r["depth"] for r in records])
             for r in grid:
@@ -187,7 +189,7 @@ class ImplicitHornTask(HornTask):
                 metrics[f"{scenario}/accuracy{suffix}"] = share(right)
                 for d in sorted(set(depths.tolist())):
                     metrics[f"{scenario}/depth{d}/accuracy{suffix}"] = share(right[depths == d])
-            if self.cfg.halting:
+            if self.cfg.halting and full:
                 right, used = self.answers(model, records, device, n_loops=max(grid), halting=HaltingRule())
                 metrics[f"{scenario}/halting/accuracy"] = share(right)
                 for d in sorted(set(depths.tolist())):

@@ -289,7 +289,7 @@ class HornTask(Task):
         return out | {f"token_accuracy/{r}": right[r] / total[r] for r in horn.TARGET_ROLES if total[r]}
 
     @torch.no_grad()
-    def evaluate(self, model: Transformer, device: torch.device) -> dict[str, float]:
+    def evaluate(self, model: Transformer, device: torch.device, full: bool = True) -> dict[str, float]:
         metrics: dict[str, float] = {}
         for scenario, records in self.test.items():
             accuracy = self.token_accuracy(model, records, device)

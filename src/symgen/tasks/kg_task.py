@@ -256,7 +256,7 @@ class KGTask(Task):
             return float("nan")
         return float((self.predict(model, rows, device, n_loops) == rows.answers).mean())
 
-    def evaluate(self, model: Transformer, device: torch.device) -> dict[str, float]:
+    def evaluate(self, model: Transformer, device: torch.device, full: bool = True) -> dict[str, float]:
         tests = {name: rows for name, rows in self.tests.items() if len(rows)}
         if not self.cfg.eval_loops_grid:
             return {f"{name}/accuracy": self.accuracy(model, rows, device) for name, rows in tests.items()}

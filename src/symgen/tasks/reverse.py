@@ -84,6 +84,6 @@ class ReverseTask(Task):
         seq = self._sample(step_rng(self.seed, step), batch_size)
         return self._batch(seq[[row.tobytes() not in self._test_keys for row in seq]])
 
-    def evaluate(self, model: Transformer, device: torch.device) -> dict[str, float]:
+    def evaluate(self, model: Transformer, device: torch.device, full: bool = True) -> dict[str, float]:
         chunks = (self._batch(self.test[i : i + 256]) for i in range(0, len(self.test), 256))
         return teacher_forced_scores(model, chunks, device)

@@ -185,7 +185,7 @@ class TransferTask(Task):
         return {k.removeprefix("all_seen/"): v for k, v in metrics.items()}
 
     @torch.no_grad()
-    def evaluate(self, model: Transformer, device: torch.device) -> dict[str, float]:
+    def evaluate(self, model: Transformer, device: torch.device, full: bool = True) -> dict[str, float]:
         if self.cfg.stage == "finetune":
             return self._evaluate_problems(self.problems, model, device)
         batch = self._text_batch(self.text_test).to(device)

@@ -35,6 +35,7 @@ class TrainConfig:
     loops_min: int = 2
     loops_max: int = 8
     eval_every: int = 200
+    light_evals: bool = False  # evaluations before the last ask the task for its cheaper subset
     checkpoint_every: int = 500
     keep_checkpoints: int = 2  # newest checkpoints kept (0: all)
     # compute budget: stop once the blocks have been applied this many times in all (n_layers × R per

@@ -207,18 +207,23 @@ class Trainer:
         w["exact_match"] = w.get("exact_match", 0.0) + float((wrong_in_row == 0).float().mean())
         w["n"] = w.get("n", 0.0) + 1
 
-    def evaluate(self) -> dict[str, float]:
-        metrics: dict[str, float] | None = None
-        if self.dist.main:
-            self.model.eval()
-            with self.autocast():
-                metrics = {f"eval/{k}": v for k, v in self.task.evaluate(self.model, self.device).items()}
-            self.model.train()
-        metrics = self.dist.broadcast(metrics)
+    def evaluate(self, full: bool = True) -> dict[str, float]:
+        """The task's held-out metrics, then the hooks' (which may add their own and decide a stop)."""
+        metrics = self.measure(full)
         for hook in self.hooks:
             hook.on_eval(self, self.step, metrics)
         self.last_eval = metrics
         return metrics
+
+    def measure(self, full: bool) -> dict[str, float]:
+        metrics: dict[str, float] | None = None
+        if self.dist.main:
+            self.model.eval()
+            with self.autocast():
+                scores = self.task.evaluate(self.model, self.device, full=full)
+                metrics = {f"eval/{k}": v for k, v in scores.items()}
+            self.model.train()
+        return self.dist.broadcast(metrics)
 
     def flush_window(self, extra: dict[str, float]) -> dict[str, Any]:
         w, self.window = self.window, {}
@@ -247,10 +252,13 @@ class Trainer:
         extra: dict[str, float] = {}
         if self.step % t.eval_every == 0 or self.step == t.steps or over_budget:
             start = time.perf_counter()
-            extra = self.evaluate()
-            self.elapsed += time.perf_counter() - start
+            extra = self.evaluate(full=not t.light_evals)
             reasons = [r for hook in self.hooks if (r := hook.stop_reason(self))]
             self.stopped_by = "budget" if over_budget else (reasons[0] if reasons else "")
+            if t.light_evals and (self.stopped_by or self.step >= t.steps):
+                # the run's last evaluation is full; the hooks have already judged this step
+                extra = self.last_eval = extra | self.measure(full=True)
+            self.elapsed += time.perf_counter() - start
         logged = bool(extra) or self.step % max(1, t.eval_every // 4) == 0
         if logged:
             record = self.flush_window(extra)
