@@ -4,8 +4,9 @@ and looped transformers, over seen and unseen symbols, at proof depths beyond tr
 Runs (every one at two seeds, trained as one stacked model), all with frozen symbol rows and
 same-symbol attention (the row handling the unseen-symbols work found; with learned rows no model
 learned the task): a vanilla transformer; a deeper vanilla one with the looped model's layer count;
-a looped model at fixed R and at dynamic R; and, as C2's control, the looped model with learned
-rows under weight decay. The claims C1–C3 were written before any of these runs.
+a looped model at fixed R and at dynamic R; as C2's control, the looped model with learned rows
+under weight decay; and the looped model with each of the recipes' two changes beyond SPEC C.1
+undone (causal reading; the answer as the only label). The claims C1–C3 were written before any of these runs.
 
 A depth is *reached* at a read-out when accuracy is at least REACH_BAR there and at every shallower
 depth (chance is 0.5: labels are balanced at every depth).
@@ -46,8 +47,20 @@ RUNS: dict[str, tuple[str, list[str]]] = {  # the longest first, so two jobs fin
     "implicit-deep-frozen-ss": ("horn-implicit-deep", FROZEN_SAME_SYMBOL),
     LEARNED_RUN: ("horn-implicit-looped", []),
     VANILLA_RUN: ("horn-implicit-vanilla", FROZEN_SAME_SYMBOL),
+    # the recipe's two changes beyond SPEC C.1, each undone once: causal reading, the answer alone
+    "implicit-looped-frozen-ss-causal": ("horn-implicit-looped", [*FROZEN_SAME_SYMBOL, "model.causal=true"]),
+    "implicit-looped-frozen-ss-answer-only": (
+        "horn-implicit-looped",
+        [*FROZEN_SAME_SYMBOL, "task.head_labels=false"],
+    ),
 }
-LOOPED = (LOOPED_RUN, "implicit-dynamic-frozen-ss", LEARNED_RUN)
+LOOPED = (
+    LOOPED_RUN,
+    "implicit-dynamic-frozen-ss",
+    LEARNED_RUN,
+    *[n for n in RUNS if n.startswith(LOOPED_RUN + "-")],
+)
+HEATMAPS = (LOOPED_RUN, "implicit-dynamic-frozen-ss")
 SMOKE = [
     "task.n_seen=30",
     "task.n_unseen=20",
@@ -118,7 +131,8 @@ class ImplicitHornExperiment(Experiment):
             "suite: training also labels every rule's head token with whether its atom is entailed "
             "(one answer bit per problem left every model at chance), and the model reads the prompt "
             "bidirectionally, so a rule's head sees the rules listed after it (under causal attention a "
-            "head cannot see the rules that prove its body when they come later). "
+            "head cannot see the rules that prove its body when they come later); the runs ending in "
+            "-causal and -answer-only undo one change each. "
             f"Training uses proof depths 1–{trained}; every test scenario holds depths up to "
             f"{2 * trained}, balanced per depth and label, with training's number of distractor rules. "
             "Looped models (2 zero-init blocks looped R "
@@ -218,7 +232,7 @@ def table_row(name: str, seed: int, run: dict) -> list[object]:
 # ------------------------------------------------------------------------------------------ figures
 def heatmaps(runs: dict[str, dict[int, dict]], figure_dir: Path) -> list[Path]:
     out = []
-    for name in LOOPED:
+    for name in HEATMAPS:
         if name not in runs:
             continue
         seed, run = next(iter(runs[name].items()))
