@@ -29,8 +29,10 @@ def line_figure(
     vlines: dict[str, float] | None = None,
     ylim: tuple[float, float] | None = None,
 ) -> Path:
-    """One panel of named (x, y) curves, with optional labelled vertical markers."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    """One panel of named (x, y) curves, with optional labelled vertical markers. Past eight curves
+    the legend moves beside the panel, so it covers no curve."""
+    many = len(series) > 8
+    fig, ax = plt.subplots(figsize=(9.6 if many else 6.4, 3.8))
     for label, (x, y) in series.items():
         ax.plot(x, y, label=label, lw=1.6, marker="o" if len(x) <= 30 else None, ms=3)
     for label, x in (vlines or {}).items():
@@ -49,7 +51,9 @@ def line_figure(
         ax.set_ylim(*ylim)
     if title:
         ax.set_title(title)
-    if len(series) > 1:
+    if many:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    elif len(series) > 1:
         ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     return save(fig, path)
