@@ -318,7 +318,7 @@ def claim_c1(runs: dict[str, dict[int, dict]], D: int) -> Claim:
 
 
 def claim_c2(runs: dict[str, dict[int, dict]], D: int) -> Claim:
-    passed, parts, values, unlearned = {}, [], {}, []
+    passed, parts, values, unlearned, control_unlearned = {}, [], {}, [], []
     for seed in SEEDS:
         frozen, learned = runs.get(LOOPED_RUN, {}).get(seed), runs.get(LEARNED_RUN, {}).get(seed)
         if frozen is None or learned is None:
@@ -327,20 +327,32 @@ def claim_c2(runs: dict[str, dict[int, dict]], D: int) -> Claim:
         gaps = [round(seen[d] - unseen[d], 3) for d in range(1, D + 1) if d in seen and d in unseen]
         close = bool(gaps) and all(abs(g) <= 0.10 for g in gaps)
         learned_unseen = [accuracy(learned, "all_unseen").get(d, 1.0) for d in range(1, D + 1)]
+        learned_seen = [accuracy(learned, "all_seen").get(d, 1.0) for d in range(1, D + 1)]
         at_chance = all(a <= CHANCE_BAR for a in learned_unseen)
         if mean_over(seen, range(1, D + 1)) < REACH_BAR:
             unlearned.append(seed)
+        if mean_over(accuracy(learned, "all_seen"), range(1, D + 1)) < REACH_BAR:
+            control_unlearned.append(seed)
         passed[f"seed {seed}"] = close and at_chance
-        values[str(seed)] = {"gaps_seen_minus_unseen": gaps, "learned_rows_all_unseen": learned_unseen}
+        values[str(seed)] = {
+            "gaps_seen_minus_unseen": gaps,
+            "learned_rows_all_unseen": learned_unseen,
+            "learned_rows_all_seen": learned_seen,
+        }
         parts.append(
             f"seed {seed}: frozen + β all_seen − all_unseen per trained depth {gaps}; "
-            f"learned rows all_unseen {[round(a, 2) for a in learned_unseen]}"
+            f"learned rows all_unseen {[round(a, 2) for a in learned_unseen]} "
+            f"(all_seen {[round(a, 2) for a in learned_seen]})"
         )
     verdict, note = verdict_of(passed)
     if unlearned and len(unlearned) == len(passed):
         verdict, note = (
             "not judged",
             f"frozen + β did not learn the seen task (mean < {REACH_BAR}) in any seed",
+        )
+    elif passed and len(control_unlearned) == len(passed):
+        parts.append(
+            "learned rows did not learn the seen task either: their all_unseen chance is not collapse alone"
         )
     return _claim("C2", verdict, note, parts, runs, values)
 
