@@ -67,3 +67,13 @@ def test_a_setting_added_after_a_run_was_stored_counts_only_when_it_leaves_its_d
     assert config_differences(cfg, path) == []
     changed = resolve("reverse", ["model.identity_bias_scope=symbols", "train.lr=0.01"])
     assert config_differences(changed, path) == ["model.identity_bias_scope", "train.lr"]
+
+
+def test_settings_the_task_filled_in_do_not_count_as_a_different_config(tmp_path: Path):
+    cfg = resolve("horn-implicit-vanilla", ["model.causal=false"])
+    stored = cfg.to_dict()
+    stored["model"] |= {"vocab_size": 311, "max_seq_len": 70, "pad_id": 0}  # as build_model stores them
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(stored))
+    assert config_differences(cfg, path) == []
+    assert config_differences(resolve("horn-implicit-vanilla", ["model.pad_id=3"]), path) == ["model.pad_id"]

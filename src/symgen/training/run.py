@@ -32,6 +32,10 @@ from symgen.training.trainer import Trainer
 EXECUTION_KEYS = (("train", "threads"), ("train", "keep_checkpoints"), ("device",))
 
 
+# model settings build_model takes from the task when the config leaves them at these values
+TASK_FILLED = {"vocab_size": 0, "max_seq_len": 0, "pad_id": -1}
+
+
 def config_differences(cfg: ExperimentConfig, config_path: Path) -> list[str]:
     """The dotted settings in which `cfg` and the run stored in `config_path` differ (sizes the
     task filled in, thread count and device aside; a setting added to symgen after the run was
@@ -45,9 +49,9 @@ def config_differences(cfg: ExperimentConfig, config_path: Path) -> list[str]:
             for key, value in mine[section].items():
                 if key not in kept and value == defaults.get(key):
                     kept[key] = value
-    for key in ("vocab_size", "max_seq_len"):
-        if mine["model"][key] == 0:
-            mine["model"][key] = stored.get("model", {}).get(key)
+    for key, from_task in TASK_FILLED.items():
+        if mine["model"][key] == from_task:
+            mine["model"][key] = stored.get("model", {}).get(key, from_task)
     for path in EXECUTION_KEYS:
         for d in (mine, stored):
             node = d
