@@ -33,7 +33,6 @@ SEEDS = (0, 1)
 REACH_BAR = 0.75
 CHANCE_BAR = 0.6  # "at chance": balanced labels, 0.5 expected
 FROZEN_SAME_SYMBOL = ["train.freeze_embeddings=true", *SAME_SYMBOL]
-# name -> (recipe, overrides)
 # the row handling the unseen-symbols work found lets the task be learned; learned rows are the control
 LOOPED_RUN, VANILLA_RUN, LEARNED_RUN = (
     "implicit-looped-frozen-ss",
@@ -326,12 +325,13 @@ def claim_c2(runs: dict[str, dict[int, dict]], D: int) -> Claim:
         seen, unseen = accuracy(frozen, "all_seen"), accuracy(frozen, "all_unseen")
         gaps = [round(seen[d] - unseen[d], 3) for d in range(1, D + 1) if d in seen and d in unseen]
         close = bool(gaps) and all(abs(g) <= 0.10 for g in gaps)
+        learned_by_depth = accuracy(learned, "all_seen")
         learned_unseen = [accuracy(learned, "all_unseen").get(d, 1.0) for d in range(1, D + 1)]
-        learned_seen = [accuracy(learned, "all_seen").get(d, 1.0) for d in range(1, D + 1)]
+        learned_seen = [learned_by_depth.get(d, 1.0) for d in range(1, D + 1)]
         at_chance = all(a <= CHANCE_BAR for a in learned_unseen)
         if mean_over(seen, range(1, D + 1)) < REACH_BAR:
             unlearned.append(seed)
-        if mean_over(accuracy(learned, "all_seen"), range(1, D + 1)) < REACH_BAR:
+        if mean_over(learned_by_depth, range(1, D + 1)) < REACH_BAR:
             control_unlearned.append(seed)
         passed[f"seed {seed}"] = close and at_chance
         values[str(seed)] = {

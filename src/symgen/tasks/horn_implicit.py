@@ -70,8 +70,8 @@ class ImplicitHornTaskConfig(HornTaskConfig):
 
     @property
     def extra_test_rules(self) -> int:
-        """Two more rules per level beyond training: each of a problem's two chains grows by one."""
-        return 2 * (self.deepest_test - self.max_depth)
+        """Rules the deepest test problem holds beyond training's (the test generator's growth)."""
+        return self.test_config(seed=0).extra_rules(self.deepest_test)
 
     def test_config(self, seed: int) -> horn.HornConfig:
         """The generator of the test problems: deeper, and only those deeper than training hold the

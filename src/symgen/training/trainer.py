@@ -252,11 +252,12 @@ class Trainer:
         extra: dict[str, float] = {}
         if self.step % t.eval_every == 0 or self.step == t.steps or over_budget:
             start = time.perf_counter()
-            extra = self.evaluate(full=not t.light_evals)
+            last = self.step >= t.steps or over_budget  # known before evaluating: full at once
+            extra = self.evaluate(full=last or not t.light_evals)
             reasons = [r for hook in self.hooks if (r := hook.stop_reason(self))]
             self.stopped_by = "budget" if over_budget else (reasons[0] if reasons else "")
-            if t.light_evals and (self.stopped_by or self.step >= t.steps):
-                # the run's last evaluation is full; the hooks have already judged this step
+            if t.light_evals and self.stopped_by and not last:
+                # a hook ended the run on a light evaluation, and has judged it: the last one is full
                 extra = self.last_eval = extra | self.measure(full=True)
             self.elapsed += time.perf_counter() - start
         logged = bool(extra) or self.step % max(1, t.eval_every // 4) == 0
