@@ -155,6 +155,16 @@ def test_evaluate_scores_generated_outputs_per_scenario_and_depth():
     assert metrics["all_unseen/exact_match"] == 1.0
 
 
+def test_a_light_evaluation_reads_every_fourth_problem_of_each_scenario():
+    task = make()
+    wrong = Oracle(task, wrong={0, 4})  # all_seen problems 0 and 4: the two a light evaluation reads
+    full = task.evaluate(wrong, torch.device("cpu"))
+    light = task.evaluate(wrong, torch.device("cpu"), full=False)
+    assert full["all_seen/exact_match"] == pytest.approx(6 / 8)
+    assert light["all_seen/exact_match"] == 0.0
+    assert light["all_unseen/exact_match"] == full["all_unseen/exact_match"] == 1.0
+
+
 class TeacherForcedOracle:
     """Predicts every target token right except those of the roles in `miss`."""
 

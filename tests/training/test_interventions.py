@@ -178,3 +178,20 @@ def test_resume_is_exact_with_forgetting_and_redrawn_evaluation(tmp_path):
         return [{k: v for k, v in r.items() if k != "elapsed_s"} for r in out]
 
     assert lines(run) == lines(tmp_path / "ref")
+
+
+def test_redrawn_evaluation_is_light_where_the_evaluation_is(tmp_path, monkeypatch):
+    from symgen.tasks.horn_task import HornTask
+
+    calls: list[bool] = []
+    evaluate = HornTask.evaluate
+
+    def recording(self, model, device, full=True):
+        calls.append(full)
+        return evaluate(self, model, device, full=full)
+
+    monkeypatch.setattr(HornTask, "evaluate", recording)
+    args = TINY_HORN + ["train.steps=16", "train.eval_every=8", "train.forget_every=5"]
+    args += ["train.eval_redrawn=true", "train.light_evals=true"]
+    train_run(resolve("horn-standard", args), tmp_path / "run", progress=False)
+    assert calls == [False, False, True, True]  # step 8: model, re-drawn copy; step 16 (last): both full

@@ -196,16 +196,18 @@ class RedrawnEvalHook(Hook):
     def on_eval(self, trainer: Trainer, step: int, metrics: dict[str, float]) -> None:
         extra: dict[str, float] | None = None
         if trainer.dist.main:
-            extra = redrawn_metrics(trainer, self.unseen, self.seed, step)
+            extra = redrawn_metrics(trainer, self.unseen, self.seed, step, full=trainer.eval_full)
         metrics.update(trainer.dist.broadcast(extra))
 
 
-def redrawn_metrics(trainer: Trainer, unseen: list[int], seed: int, step: int) -> dict[str, float]:
+def redrawn_metrics(
+    trainer: Trainer, unseen: list[int], seed: int, step: int, full: bool = True
+) -> dict[str, float]:
     clone = copy.deepcopy(trainer.model)
     reset_rows(clone, None, unseen, seed + 7919, step)
     clone.eval()
     with trainer.autocast():
-        scores = trainer.task.evaluate(clone, trainer.device)
+        scores = trainer.task.evaluate(clone, trainer.device, full=full)
     return {f"redrawn/{k}": v for k, v in scores.items()}
 
 

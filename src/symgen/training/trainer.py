@@ -79,6 +79,7 @@ class Trainer:
         self.elapsed = 0.0  # training seconds, summed over resumes
         self.window: dict[str, float] = {}  # train metrics summed since the last log line
         self.last_eval: dict[str, float] = {}
+        self.eval_full = True  # whether the evaluation being taken is a full one (train.light_evals)
         self.n_loops = cfg.model.n_loops  # iterations of the current step (hooks may read it)
         self.layer_passes = 0  # blocks applied in training so far (n_layers × R per step): compute
         self.stopped_by = ""  # why fit() ended: steps, budget, or a hook's reason
@@ -208,7 +209,9 @@ class Trainer:
         w["n"] = w.get("n", 0.0) + 1
 
     def evaluate(self, full: bool = True) -> dict[str, float]:
-        """The task's held-out metrics, then the hooks' (which may add their own and decide a stop)."""
+        """The task's held-out metrics, then the hooks' (which may add their own and decide a stop;
+        `eval_full` tells them whether this evaluation is a light one)."""
+        self.eval_full = full
         metrics = self.measure(full)
         for hook in self.hooks:
             hook.on_eval(self, self.step, metrics)
