@@ -67,7 +67,8 @@ EXTRA_SEEDS = {
     "quick": {"standard": [1], "standard+β": [1], "copy_frozen+β": [1], "copy_forget+β": [1]},
 }
 # a suite's settings for one method (quick: standard + β passes all_seen 0.9 near step 6000, while the
-# standard model's rule-choice plateau ends anywhere from step 3500 to 11000, so it keeps its 12000)
+# standard model's rule-choice plateau ends anywhere from step 3500 to 11000, or never (seed 2, even
+# with a size curriculum), so it keeps its 12000)
 METHOD_OVERRIDES = {"quick": {"standard+β": ["train.steps=8000"]}}
 DIVERSITY = {"smoke": [12], "quick": [], "paper": [26, 100, 10000]}
 MAIN_SEEN = {"smoke": 20, "quick": 200, "paper": 1000}
