@@ -34,8 +34,8 @@ from symgen.errors import UserError
 from symgen.models.transformer import ModelConfig
 from symgen.tasks.base import IGNORE, Batch, Task
 from symgen.tasks.registry import make_task
+from symgen.training.build import build_model
 from symgen.training.distributed import resolve_device
-from symgen.training.run import build_model
 from symgen.training.stacked import StackedTrainer
 from symgen.training.trainer import Trainer
 

@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from symgen.analysis.collapse import collapse_stats, pairwise_cosines, row_stats, self_nearest
+from symgen.measures.collapse import collapse_stats, pairwise_cosines, row_stats, self_nearest
 
 
 def test_identical_rows_have_cosine_one_and_cannot_be_told_apart():

@@ -9,9 +9,9 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from symgen.analysis.collapse import pairwise_cosines  # noqa: E402
 from symgen.errors import UserError  # noqa: E402
 from symgen.experiments.finetune_pretrained import FinetuneSettings, finetune, syntax_ids  # noqa: E402
+from symgen.measures.collapse import pairwise_cosines  # noqa: E402
 from symgen.models.hf import HFCausalLM  # noqa: E402
 
 V, N_RESERVED = 160, 20

@@ -6,7 +6,7 @@ from symgen.experiments.claims import verdict_of
 from symgen.experiments.implicit_horn import LEARNED_RUN as LEARNED
 from symgen.experiments.implicit_horn import LOOPED_RUN as LOOPED
 from symgen.experiments.implicit_horn import VANILLA_RUN, claim_c1, claim_c2, claim_c3
-from symgen.experiments.metrics import rank_correlation
+from symgen.measures.metrics import rank_correlation
 
 
 def fake_run(by_r: dict[int, list[float]], own_r: int, unseen: list | None = None, halting=None) -> dict:

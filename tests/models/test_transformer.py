@@ -148,7 +148,7 @@ def test_same_symbol_term_restricted_to_symbols_ignores_other_tokens():
 
 
 def test_same_symbol_weights_are_not_decayed():
-    from symgen.training.config import TrainConfig
+    from symgen.config.train import TrainConfig
     from symgen.training.optim import build_optimizer
 
     model = make(identity_bias=3.0)

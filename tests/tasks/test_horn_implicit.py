@@ -13,7 +13,9 @@ from symgen.tasks.base import IGNORE
 from symgen.tasks.horn_audit import shortcut_audit
 from symgen.tasks.horn_implicit import ImplicitHornTask, ImplicitHornTaskConfig, answer_positions, share
 from symgen.tasks.registry import make_task
-from symgen.training.run import build_model, train_run
+from symgen.training.build import build_model
+from symgen.training.curriculum import curriculum_hooks
+from symgen.training.run import train_run
 
 SMALL = dict(
     min_rules=4, max_rules=6, min_facts=2, max_facts=3, max_body=2, max_depth=3, prompt_order="facts_first"
@@ -137,7 +139,7 @@ def test_bad_settings_are_refused(overrides, message):
 
 def test_the_depth_curriculum_starts_at_depth_one_and_adds_a_depth_when_one_passes():
     task = ImplicitHornTask(ImplicitHornTaskConfig(**SMALL, n_test=12, curriculum=True), seed=0)
-    (curriculum,) = task.hooks()
+    (curriculum,) = curriculum_hooks(task)
     assert {r["depth"] for r in task.train_problems(0, 40)} == {1}
 
     class FakeTrainer:

@@ -214,7 +214,7 @@ def test_evaluate_runs_a_real_model_with_the_kv_cache():
         [f"task.{k}={v}" for k, v in SMALL.items()] + ["model.d_model=32", "model.n_layers=1"],
     )
     from symgen.tasks.registry import make_task
-    from symgen.training.run import build_model
+    from symgen.training.build import build_model
 
     task = make_task(cfg.task, cfg.seed)
     metrics = task.evaluate(build_model(cfg, task), torch.device("cpu"))

@@ -3,13 +3,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from symgen.analysis.collapse import pairwise_cosines
 from symgen.config import resolve
 from symgen.errors import UserError
 from symgen.experiments.suite import RunSpec, _dependency_order
+from symgen.measures.collapse import pairwise_cosines
 from symgen.tasks.registry import make_task
+from symgen.training.build import build_model
 from symgen.training.init import initialize
-from symgen.training.run import build_model, train_run
+from symgen.training.run import train_run
 
 SMALL = [
     "model.d_model=32",
@@ -66,7 +67,7 @@ def test_finetune_starts_from_the_pretrained_weights_and_repair_spreads_only_res
     pretrained = build_model(
         resolve("transfer-pretrain", SMALL), make_task(resolve("transfer-pretrain").task, 0)
     )
-    from symgen.training.run import load_weights
+    from symgen.training.checkpoint import load_weights
 
     load_weights(pretrained, tmp_path / "pre")
     cfg = resolve(

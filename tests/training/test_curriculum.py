@@ -13,8 +13,9 @@ import pytest
 from symgen.config import resolve
 from symgen.errors import UserError
 from symgen.tasks.kg_task import KGTask, KGTaskConfig
-from symgen.training.curriculum import DepthCurriculum
-from symgen.training.run import build_model, train_run
+from symgen.training.build import build_model
+from symgen.training.curriculum import DepthCurriculum, curriculum_hooks
+from symgen.training.run import train_run
 
 DEPTH = dict(setting="depth", entities=12, relations=3, max_hops=4, per_hop=60, test_per_hop=20)
 
@@ -25,7 +26,7 @@ def hops_in_training(task: KGTask) -> set[int]:
 
 def test_advances_past_threshold_and_keeps_earlier_hops():
     task = KGTask(KGTaskConfig(**DEPTH, curriculum=True), seed=0)
-    (hook,) = task.hooks()
+    (hook,) = curriculum_hooks(task)
     assert isinstance(hook, DepthCurriculum) and hops_in_training(task) == {1, 2}
     trainer = SimpleNamespace()
     metrics = {"eval/hop_2/accuracy": 0.94}
@@ -42,7 +43,7 @@ def test_advances_past_threshold_and_keeps_earlier_hops():
     assert summary["learnable_depth"] == 4 and [h["hops"] for h in summary["curriculum_history"]] == [2, 3, 4]
 
     fresh = KGTask(KGTaskConfig(**DEPTH, curriculum=True), seed=0)
-    (restored,) = fresh.hooks()
+    (restored,) = curriculum_hooks(fresh)
     restored.load_state_dict(json.loads(json.dumps(hook.state_dict())))
     assert restored.stage == 4 and hops_in_training(fresh) == {1, 2, 3, 4}
 
@@ -55,7 +56,7 @@ def test_optimizer_reset_restarts_warmup():
     )
     task = KGTask(cfg.task, cfg.seed)
     model = build_model(cfg, task)
-    (hook,) = task.hooks()
+    (hook,) = curriculum_hooks(task)
     old = object()
     trainer = SimpleNamespace(model=model, cfg=cfg, optimizer=old)
     assert hook.lr_factor(trainer, 5) == 1.0
@@ -138,7 +139,7 @@ def test_a_stalled_curriculum_ends_the_run(tmp_path: Path):
 
 def test_the_curriculum_stops_below_the_deepest_test_hops():
     task = KGTask(KGTaskConfig(**DEPTH, curriculum=True, curriculum_max_hops=3), seed=0)
-    (hook,) = task.hooks()
+    (hook,) = curriculum_hooks(task)
     trainer = SimpleNamespace()
     for step, k in ((5, 2), (10, 3)):
         hook.on_eval(trainer, step, {f"eval/hop_{k}/accuracy": 1.0})

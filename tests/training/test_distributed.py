@@ -9,8 +9,9 @@ from conftest import TINY
 
 from symgen.config import resolve
 from symgen.tasks.registry import make_task
+from symgen.training.build import build_model
 from symgen.training.hooks import Hook
-from symgen.training.run import build_model, train_run
+from symgen.training.run import train_run
 
 OVERRIDES = TINY + ["train.steps=30", "train.eval_every=15", "train.checkpoint_every=100"]
 

@@ -7,8 +7,9 @@ import torch
 from symgen.config import resolve
 from symgen.errors import UserError
 from symgen.tasks.registry import make_task
+from symgen.training.build import build_model
 from symgen.training.interventions import ForgetHook, FreezeHook, build_hooks, reset_generator
-from symgen.training.run import build_model, train_run
+from symgen.training.run import train_run
 from symgen.training.trainer import Trainer
 
 TINY_HORN = [

@@ -10,7 +10,7 @@ import yaml
 from conftest import TINY, symgen
 
 from symgen.config import resolve
-from symgen.training.run import config_differences
+from symgen.training.run_dir import config_differences
 
 STEPS = ["train.steps=400", "train.checkpoint_every=50", "train.eval_every=100", "model.dropout=0.1"]
 

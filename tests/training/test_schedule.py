@@ -1,4 +1,4 @@
-from symgen.training.config import TrainConfig
+from symgen.config.train import TrainConfig
 from symgen.training.optim import lr_at
 
 

@@ -8,10 +8,13 @@ import pytest
 import torch
 from conftest import symgen
 
+from symgen.cli.seeds import parse_seeds
 from symgen.config import resolve
 from symgen.errors import UserError
 from symgen.models.transformer import ModelConfig, Transformer
-from symgen.training.run import load_run, parse_seeds, train_run, train_seeds
+from symgen.training.build import load_run
+from symgen.training.run import train_run
+from symgen.training.stacked import train_seeds
 
 HORN = [
     "task.n_seen=20",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from symgen.analysis.plots import line_figure
-from symgen.experiments.metrics import curve, read_metrics
+from symgen.measures.metrics import curve, read_metrics
 
 PHASES = {"train": "eval/train/accuracy", "id": "eval/id/accuracy", "ood": "eval/ood/accuracy"}
 THRESHOLDS = {"train": 0.9, "id": 0.9, "ood": 0.5}  # OOD chains are capped by OOD atomic recall

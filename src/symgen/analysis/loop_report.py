@@ -24,7 +24,9 @@ from symgen.errors import UserError
 from symgen.models.recurrence import HaltingRule, fixed, kl_entropy, kl_only
 from symgen.tasks.kg_task import KGTask
 from symgen.training import checkpoint as ckpt
-from symgen.training.run import load_run, load_weights, read_summary
+from symgen.training.build import load_run
+from symgen.training.checkpoint import load_weights
+from symgen.training.run_dir import read_summary
 
 CPU = torch.device("cpu")
 

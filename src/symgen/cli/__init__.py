@@ -47,8 +47,10 @@ def train(
     matmuls; each seed keeps its own data, optimizer, interventions and curriculum); each seed's
     run directory OUT/seed-N is an ordinary run. Under `torchrun --nproc_per_node N` one run trains
     data-parallel."""
+    from symgen.cli.seeds import parse_seeds
     from symgen.config import resolve
-    from symgen.training.run import parse_seeds, train_run, train_seeds
+    from symgen.training.run import train_run
+    from symgen.training.stacked import train_seeds
 
     cfg = resolve(recipe, list(overrides))
     if seeds is not None:
@@ -122,7 +124,7 @@ def bench(
     import torch
 
     from symgen.bench import benchmark
-    from symgen.training.run import parse_seeds
+    from symgen.cli.seeds import parse_seeds
 
     if threads < 1:
         raise UserError(f"--threads {threads}: must be >= 1")

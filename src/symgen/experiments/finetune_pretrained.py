@@ -24,18 +24,18 @@ import numpy as np
 import torch
 
 from symgen.analysis.plots import line_figure
-from symgen.analysis.pretrained import new_rows
 from symgen.analysis.pretrained_io import open_checkpoint, ordinary_ids, reserved_ids, resolve
 from symgen.config import ExperimentConfig
+from symgen.config.train import TrainConfig
 from symgen.errors import UserError
-from symgen.experiments.metrics import curve, first_crossing, read_metrics
 from symgen.experiments.transfer import TARGET
+from symgen.measures.metrics import curve, first_crossing, read_metrics
+from symgen.measures.rows import new_rows
 from symgen.models.hf import HFCausalLM
 from symgen.tasks import horn
 from symgen.tasks.base import Batch, Task, teacher_forced_scores
 from symgen.tasks.horn_task import HornTask, HornTaskConfig, SymbolLayout
 from symgen.tasks.transfer import TransferHornConfig
-from symgen.training.config import TrainConfig
 from symgen.training.distributed import resolve_device
 from symgen.training.trainer import Trainer
 

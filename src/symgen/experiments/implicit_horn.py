@@ -23,11 +23,11 @@ import yaml
 
 from symgen.analysis.plots import heatmap_figure, line_figure
 from symgen.experiments.claims import PAPER_CLAIMS, Claim, verdict_of
-from symgen.experiments.metrics import rank_correlation
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
 from symgen.experiments.unseen import PAPER_HORN_SIZES, SAME_SYMBOL
+from symgen.measures.metrics import rank_correlation
 from symgen.tasks.horn import SCENARIOS
-from symgen.training.run import read_summary, seed_dir
+from symgen.training.run_dir import read_summary, seed_dir
 
 SEEDS = (0, 1)
 REACH_BAR = 0.75

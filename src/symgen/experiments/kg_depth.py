@@ -12,9 +12,9 @@ from pathlib import Path
 from symgen.analysis.plots import line_figure
 from symgen.experiments.claims import PAPER_CLAIMS, Claim
 from symgen.experiments.kg_systematic import PAPER_TRAINING, SMOKE_TRAINING, run_shape
-from symgen.experiments.metrics import curve, read_metrics
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
-from symgen.training.run import read_summary
+from symgen.measures.metrics import curve, read_metrics
+from symgen.training.run_dir import read_summary
 
 SMOKE = [
     "task.entities=12",

@@ -16,9 +16,9 @@ from symgen.config import resolve
 from symgen.experiments.claims import PAPER_CLAIMS, Claim, parts_claim
 from symgen.experiments.kg_depth import KGDepthExperiment
 from symgen.experiments.kg_systematic import KGSystematicExperiment
-from symgen.experiments.metrics import rank_correlation
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
-from symgen.training.run import read_summary
+from symgen.measures.metrics import rank_correlation
+from symgen.training.run_dir import read_summary
 
 DECODABLE = 0.5  # the bridge counts as decodable at r1 when its top-1 rate reaches this
 NOT_DECODED = 0.1  # vanilla "never decodes" the OOD second hop: top-1 rate stays below this

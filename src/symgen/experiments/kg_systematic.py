@@ -10,9 +10,9 @@ from pathlib import Path
 from symgen.analysis.grokking import grokking_figure, in_order, phase_times
 from symgen.analysis.plots import line_figure
 from symgen.experiments.claims import Claim, parts_claim
-from symgen.experiments.metrics import curve, first_crossing, read_metrics
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
-from symgen.training.run import read_summary
+from symgen.measures.metrics import curve, first_crossing, read_metrics
+from symgen.training.run_dir import read_summary
 
 LOOPED_OOD = 0.5  # quick-scale bar for B5.1 (paper: ≈ 0.75–0.8; capped by OOD atomic recall)
 VANILLA_OOD = 0.1

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from symgen.analysis.plots import line_figure
-from symgen.experiments.metrics import curve, first_crossing, read_metrics
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
-from symgen.training.run import read_summary
+from symgen.measures.metrics import curve, first_crossing, read_metrics
+from symgen.training.run_dir import read_summary
 
 TARGET = 0.99
 BUDGET_S = 180.0

@@ -22,14 +22,9 @@ import click
 from symgen.config import ExperimentConfig, resolve
 from symgen.errors import UserError, writable_dir
 from symgen.experiments.claims import Claim, default_claims, merge_seeds
-from symgen.training.run import (
-    check_resumable,
-    is_finished,
-    read_summary,
-    seed_dir,
-    train_run,
-    train_seeds,
-)
+from symgen.training.run import train_run
+from symgen.training.run_dir import check_resumable, is_finished, read_summary, seed_dir
+from symgen.training.stacked import train_seeds
 
 SUITES = ("smoke", "quick", "paper")
 

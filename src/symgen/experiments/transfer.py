@@ -18,8 +18,8 @@ import yaml
 from symgen.analysis.plots import line_figure
 from symgen.errors import UserError
 from symgen.experiments.claims import PAPER_CLAIMS, Claim
-from symgen.experiments.metrics import curve, first_crossing, read_metrics
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
+from symgen.measures.metrics import curve, first_crossing, read_metrics
 
 TARGET = 0.9
 RATIO = 3.0  # the threshold: collapsed rows need >= 3x the steps (paper: ~10x)

@@ -26,13 +26,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from symgen.analysis.collapse import pairwise_cosines
 from symgen.analysis.plots import histogram_figure, line_figure
 from symgen.experiments.claims import PAPER_CLAIMS, Claim, verdict_of
-from symgen.experiments.metrics import curve, read_metrics
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
+from symgen.measures.collapse import pairwise_cosines
+from symgen.measures.metrics import curve, read_metrics
 from symgen.tasks.horn import SCENARIOS, TARGET_ROLES
-from symgen.training.run import load_run, read_summary
+from symgen.training.build import load_run
+from symgen.training.run_dir import read_summary
 
 SAME_SYMBOL = [
     "model.identity_bias=3.0",

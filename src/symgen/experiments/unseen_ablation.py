@@ -20,11 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from symgen.analysis.plots import line_figure
-from symgen.experiments.metrics import curve, read_metrics
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
 from symgen.experiments.unseen import SAME_SYMBOL, SMOKE, method_runs
+from symgen.measures.metrics import curve, read_metrics
 from symgen.tasks.horn import SCENARIOS
-from symgen.training.run import read_summary
+from symgen.training.run_dir import read_summary
 
 REDUCED = [
     "task.min_rules=3",

@@ -10,14 +10,14 @@ import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
-if TYPE_CHECKING:
-    from symgen.models.transformer import Transformer
+from symgen.errors import UserError
+from symgen.models.transformer import Transformer
 
 IGNORE = -100  # target value of positions that carry no loss
 
@@ -62,10 +62,29 @@ def epoch_indices(n: int, batch_size: int, step: int, seed: int) -> np.ndarray:
     return np.asarray(out)
 
 
+@dataclass(frozen=True)
+class CurriculumSettings:
+    """The depth curriculum a task asks for (paper B, §6); training builds the hook from it
+    (`symgen.training.curriculum`). The stage k is the deepest hop count (or proof depth) in
+    training; it grows by one when `metric` (formatted with k) reaches `threshold`."""
+
+    max_hops: int  # the deepest stage
+    threshold: float = 0.95
+    start: int = 2
+    reset_optimizer: bool = False  # rebuild AdamW and restart its warm-up at every stage
+    metric: str = "eval/hop_{k}/accuracy"
+    patience: int = 0  # end the run after this many evaluations without a stage passed (0: never)
+
+
 class Task(ABC):
-    """A task samples and tokenizes problems and scores a model; it knows nothing of training."""
+    """A task samples and tokenizes problems and scores a model; it knows nothing of training.
+
+    Optional abilities have explicit defaults here, so training never asks a task what it has:
+    symbols that never occur in training (`unseen_ids`), a padding token (`pad_id`), a depth
+    curriculum (`curriculum` and `set_train_hops`)."""
 
     vocab: list[str]
+    pad_id: int | None = None  # the padding token, when the task pads its batches with one
 
     @property
     def vocab_size(self) -> int:
@@ -87,9 +106,21 @@ class Task(ABC):
         """The evaluation metric shown in the progress bar."""
         return "exact_match"
 
-    def hooks(self) -> list[Any]:
-        """Trainer hooks the task brings (a curriculum, say)."""
+    def seen_ids(self) -> list[int]:
+        """Ids of the symbols that occur in training (empty: the task has no symbol pools)."""
         return []
+
+    def unseen_ids(self) -> list[int]:
+        """Ids of the symbols that never occur in training (empty: the task has none)."""
+        return []
+
+    def curriculum(self) -> CurriculumSettings | None:
+        """The depth curriculum this task trains under, if any."""
+        return None
+
+    def set_train_hops(self, k: int) -> None:
+        """Train on stages up to k (a task with a curriculum overrides this)."""
+        raise UserError(f"{type(self).__name__} has no depth curriculum")
 
 
 @torch.no_grad()

@@ -31,10 +31,9 @@ from symgen.errors import UserError
 from symgen.models.recurrence import HaltingRule
 from symgen.models.transformer import Transformer
 from symgen.tasks import horn
-from symgen.tasks.base import IGNORE, Batch, pad_batch
+from symgen.tasks.base import IGNORE, Batch, CurriculumSettings, pad_batch
 from symgen.tasks.checker import levels
 from symgen.tasks.horn_task import HornTask, HornTaskConfig
-from symgen.training.curriculum import DepthCurriculum
 
 
 @dataclass
@@ -113,19 +112,16 @@ class ImplicitHornTask(HornTask):
         self.train_hops = k
         self.hcfg = dataclasses.replace(self.cfg.horn_config(self.seed), max_depth=k)
 
-    def hooks(self) -> list[Any]:
+    def curriculum(self) -> CurriculumSettings | None:
         if not self.cfg.curriculum:
-            return []
-        return [
-            DepthCurriculum(
-                self,
-                self.cfg.curriculum_threshold,
-                start=1,
-                max_hops=self.cfg.max_depth,
-                metric="eval/all_seen/depth{k}/accuracy",
-                patience=self.cfg.curriculum_patience,
-            )
-        ]
+            return None
+        return CurriculumSettings(
+            max_hops=self.cfg.max_depth,
+            threshold=self.cfg.curriculum_threshold,
+            start=1,
+            metric="eval/all_seen/depth{k}/accuracy",
+            patience=self.cfg.curriculum_patience,
+        )
 
     @property
     def max_seq_len(self) -> int:

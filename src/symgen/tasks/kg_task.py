@@ -31,7 +31,7 @@ import torch
 from symgen.errors import UserError
 from symgen.models.transformer import Transformer
 from symgen.tasks import kg
-from symgen.tasks.base import IGNORE, Batch, Task, generator_config
+from symgen.tasks.base import IGNORE, Batch, CurriculumSettings, Task, generator_config
 
 PAD = 0
 
@@ -200,20 +200,15 @@ class KGTask(Task):
     def headline_metric(self) -> str:
         return "ood/accuracy" if self.cfg.setting == "systematic" else "hop_2/accuracy"
 
-    def hooks(self) -> list[Any]:
+    def curriculum(self) -> CurriculumSettings | None:
         if not self.cfg.curriculum:
-            return []
-        from symgen.training.curriculum import DepthCurriculum
-
-        return [
-            DepthCurriculum(
-                self,
-                threshold=self.cfg.curriculum_threshold,
-                reset_optimizer=self.cfg.curriculum_reset_optimizer,
-                patience=self.cfg.curriculum_patience,
-                max_hops=self.cfg.curriculum_max_hops or None,
-            )
-        ]
+            return None
+        return CurriculumSettings(
+            max_hops=self.cfg.curriculum_max_hops or max(self.by_hop, default=2),
+            threshold=self.cfg.curriculum_threshold,
+            reset_optimizer=self.cfg.curriculum_reset_optimizer,
+            patience=self.cfg.curriculum_patience,
+        )
 
     # ---------------------------------------------------------------- batches
     @staticmethod

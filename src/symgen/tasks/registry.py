@@ -1,10 +1,10 @@
-"""Task names → (config dataclass, task class). Adding a task touches this file and its own."""
+"""Task names → (config dataclass, task class): a plain table. Adding a task touches this file and
+its own; the config layer reads the table to know each task's settings."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from symgen.config import TASK_CONFIGS
 from symgen.tasks.base import Task
 from symgen.tasks.horn_implicit import ImplicitHornTask, ImplicitHornTaskConfig
 from symgen.tasks.horn_task import HornTask, HornTaskConfig
@@ -19,7 +19,7 @@ TASKS: dict[str, tuple[type, type[Task]]] = {
     "kg": (KGTaskConfig, KGTask),
     "transfer": (TransferConfig, TransferTask),
 }
-TASK_CONFIGS.update({name: cfg for name, (cfg, _) in TASKS.items()})
+TASK_CONFIGS: dict[str, type] = {name: cfg for name, (cfg, _) in TASKS.items()}
 
 
 def make_task(cfg: Any, seed: int) -> Task:

@@ -18,6 +18,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from symgen.errors import UserError
+from symgen.models.transformer import Transformer
 
 # what a checkpoint's JSON must hold for a run to resume from it
 STATE_KEYS = ("step", "elapsed", "window", "last_eval", "optimizer", "hooks")
@@ -119,3 +120,15 @@ def load_checkpoint(directory: Path, step: int) -> tuple[dict[str, torch.Tensor]
     if missing:
         raise UserError(f"{damaged} (no {', '.join(missing)}); delete it to resume from an earlier one")
     return load_tensors(tensor_path), state
+
+
+def load_weights(model: Transformer, run_dir: Path, weights: str = "final") -> Transformer:
+    """Load a run's final weights, or those of the checkpoint at step `weights`, into `model`."""
+    path = Path(run_dir) / "final.safetensors"
+    if weights != "final":
+        path = checkpoint_paths(Path(run_dir) / "checkpoints", int(weights))[0]
+    if not path.exists():
+        raise UserError(f"{path} does not exist: the run has not finished or kept that checkpoint")
+    tensors = load_tensors(path)
+    model.load_state_dict({k.removeprefix("model."): v for k, v in tensors.items() if k.startswith("model.")})
+    return model.eval()

@@ -14,54 +14,37 @@ The stage is the task state that decides the batches; it is checkpointed through
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
-from symgen.training.hooks import Hook
+from symgen.tasks.base import CurriculumSettings, Task
+from symgen.training.hooks import Hook, TrainerView
 from symgen.training.optim import build_optimizer
-
-if TYPE_CHECKING:
-    from symgen.training.trainer import Trainer
-
-
-class StagedTask(Protocol):
-    train_hops: int
-
-    def set_train_hops(self, k: int) -> None: ...
 
 
 class DepthCurriculum(Hook):
     name = "curriculum"
 
-    def __init__(
-        self,
-        task: StagedTask,
-        threshold: float = 0.95,
-        start: int = 2,
-        max_hops: int | None = None,
-        reset_optimizer: bool = False,
-        metric: str = "eval/hop_{k}/accuracy",
-        patience: int = 0,
-    ) -> None:
-        self.task, self.threshold, self.metric = task, threshold, metric
-        self.reset_optimizer, self.patience = reset_optimizer, patience
+    def __init__(self, task: Task, settings: CurriculumSettings) -> None:
+        self.task, self.threshold, self.metric = task, settings.threshold, settings.metric
+        self.reset_optimizer, self.patience = settings.reset_optimizer, settings.patience
         self.evals_in_stage = 0  # evaluations since the current stage began
-        self.max_hops = max_hops if max_hops is not None else max(getattr(task, "by_hop", {2: None}))
-        self.stage = start  # deepest hop count in training
+        self.max_hops = settings.max_hops
+        self.stage = settings.start  # deepest hop count in training
         self.learnable_depth = 0  # largest k whose held-out accuracy passed the threshold
         self.stage_started = 0  # step at which the current stage (and its warm-up) began
         self.history: list[dict[str, Any]] = []  # one entry per passed stage
         self.task.set_train_hops(self.stage)
 
-    def on_start(self, trainer: Trainer) -> None:
+    def on_start(self, trainer: TrainerView) -> None:
         self.task.set_train_hops(self.stage)
 
-    def lr_factor(self, trainer: Trainer, step: int) -> float:
+    def lr_factor(self, trainer: TrainerView, step: int) -> float:
         warmup = trainer.cfg.train.warmup_steps
         if not self.reset_optimizer or self.stage_started == 0 or warmup == 0:
             return 1.0
         return min(1.0, (step - self.stage_started + 1) / warmup)
 
-    def on_eval(self, trainer: Trainer, step: int, metrics: dict[str, float]) -> None:
+    def on_eval(self, trainer: TrainerView, step: int, metrics: dict[str, float]) -> None:
         accuracy = metrics.get(self.metric.format(k=self.stage))
         self.evals_in_stage += 1
         if accuracy is not None and accuracy >= self.threshold:
@@ -77,7 +60,7 @@ class DepthCurriculum(Hook):
         metrics["eval/curriculum/stage"] = float(self.stage)
         metrics["eval/curriculum/learnable_depth"] = float(self.learnable_depth)
 
-    def stop_reason(self, trainer: Trainer) -> str | None:
+    def stop_reason(self, trainer: TrainerView) -> str | None:
         if self.learnable_depth >= self.max_hops:
             return "curriculum complete"
         if self.patience and self.evals_in_stage >= self.patience:
@@ -107,3 +90,9 @@ class DepthCurriculum(Hook):
         self.stage_started, self.history = state["stage_started"], list(state["history"])
         self.evals_in_stage = state.get("evals_in_stage", 0)
         self.task.set_train_hops(self.stage)
+
+
+def curriculum_hooks(task: Task) -> list[Hook]:
+    """The curriculum hook the task asks for, if any (it goes before every other hook)."""
+    settings = task.curriculum()
+    return [] if settings is None else [DepthCurriculum(task, settings)]

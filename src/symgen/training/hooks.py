@@ -3,32 +3,52 @@ diagnostics are small objects that override the calls they need; adding one touc
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import contextlib
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from symgen.training.trainer import Trainer
+import torch
+
+from symgen.config import ExperimentConfig
+from symgen.models.transformer import Transformer
+from symgen.tasks.base import Task
+from symgen.training.distributed import Dist
+
+
+class TrainerView(Protocol):
+    """What a hook may read and change of the trainer that calls it (`symgen.training.trainer`)."""
+
+    cfg: ExperimentConfig
+    task: Task
+    model: Transformer
+    optimizer: torch.optim.Optimizer
+    device: torch.device
+    dist: Dist  # rank 0 measures, every rank sees the same metrics
+    step: int  # steps completed
+    eval_full: bool  # whether the evaluation being taken is a full one (train.light_evals)
+
+    def autocast(self) -> contextlib.AbstractContextManager: ...
 
 
 class Hook:
     name = "hook"
 
-    def on_start(self, trainer: Trainer) -> None:
+    def on_start(self, trainer: TrainerView) -> None:
         """After model, optimizer and any checkpoint are loaded, before the first step."""
 
-    def after_backward(self, trainer: Trainer, step: int) -> None:
+    def after_backward(self, trainer: TrainerView, step: int) -> None:
         """Gradients are ready, the optimizer has not stepped yet."""
 
-    def on_step_end(self, trainer: Trainer, step: int) -> None:
+    def on_step_end(self, trainer: TrainerView, step: int) -> None:
         """After the optimizer step of `step` (0-based)."""
 
-    def lr_factor(self, trainer: Trainer, step: int) -> float:
+    def lr_factor(self, trainer: TrainerView, step: int) -> float:
         """Multiplies the scheduled learning rate of `step` (a curriculum restarting its warm-up)."""
         return 1.0
 
-    def on_eval(self, trainer: Trainer, step: int, metrics: dict[str, float]) -> None:
+    def on_eval(self, trainer: TrainerView, step: int, metrics: dict[str, float]) -> None:
         """After an evaluation; may add entries to `metrics` or change the task (curricula)."""
 
-    def stop_reason(self, trainer: Trainer) -> str | None:
+    def stop_reason(self, trainer: TrainerView) -> str | None:
         """Checked after every evaluation: a reason to end the run now (a stalled curriculum)."""
         return None
 

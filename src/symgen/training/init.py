@@ -9,17 +9,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from symgen.analysis.pretrained import new_rows
 from symgen.config import ExperimentConfig
 from symgen.errors import UserError
+from symgen.measures.rows import new_rows
 from symgen.models.transformer import Transformer
 from symgen.tasks.base import Task
+from symgen.training.checkpoint import load_weights
 
 
 @torch.no_grad()
 def initialize(model: Transformer, cfg: ExperimentConfig, task: Task) -> None:
-    from symgen.training.run import load_weights
-
     t = cfg.train
     if t.init_from:
         source = Path(t.init_from)
@@ -28,12 +27,12 @@ def initialize(model: Transformer, cfg: ExperimentConfig, task: Task) -> None:
         load_weights(model, source)
         model.train()
     if t.init_repair:
-        if not hasattr(task, "unseen_ids"):
+        if not task.unseen_ids():
             raise UserError("train.init_repair needs a task with unseen (reserved) symbols")
         unseen = np.asarray(task.unseen_ids())
         seen = (
             np.asarray(task.seen_ids())
-            if hasattr(task, "seen_ids")
+            if task.seen_ids()
             else np.setdiff1d(np.arange(model.cfg.vocab_size), unseen)
         )
         rng = np.random.default_rng([cfg.seed, 41])

@@ -23,9 +23,9 @@ rows of the task's never-seen tokens, `task.unseen_ids()`).
   previous reset, never rows drawn an instant before.
 - **Temporary active forgetting** (`train.forget_until = N`): the same, only for steps <= N.
 
-Diagnostics, when the task exposes `unseen_ids()`:
+Diagnostics, when the task has unseen symbols (`unseen_ids()`):
 
-- `CollapseHook` adds `collapse/*` metrics (`symgen.analysis.collapse`) at every evaluation;
+- `CollapseHook` adds `collapse/*` metrics (`symgen.measures.collapse`) at every evaluation;
 - `RedrawnEvalHook` (`train.eval_redrawn`) also evaluates a copy of the model whose unseen rows
   are re-drawn from the initial distribution, as a reset would leave them (metrics `redrawn/*`):
   the second view of the evaluation protocol for active forgetting.
@@ -34,20 +34,17 @@ Diagnostics, when the task exposes `unseen_ids()`:
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 from torch import Tensor, nn
 
-from symgen.analysis.collapse import collapse_stats
+from symgen.config import ExperimentConfig
 from symgen.errors import UserError
-from symgen.training.hooks import Hook
-
-if TYPE_CHECKING:
-    from symgen.config import ExperimentConfig
-    from symgen.models.transformer import Transformer
-    from symgen.tasks.base import Task
-    from symgen.training.trainer import Trainer
+from symgen.measures.collapse import collapse_stats
+from symgen.models.transformer import Transformer
+from symgen.tasks.base import Task
+from symgen.training.hooks import Hook, TrainerView
 
 
 def row_parameters(model: Transformer) -> list[nn.Parameter]:
@@ -62,7 +59,7 @@ def select_rows(rows: str, task: Task) -> list[int] | None:
     """Row ids for `train.intervention_rows` (None: every row)."""
     if rows == "all":
         return None
-    if not hasattr(task, "unseen_ids"):
+    if not task.unseen_ids():
         raise UserError(f"train.intervention_rows={rows} needs a task with unseen symbols (e.g. horn)")
     if rows == "symbols":
         return sorted(set(task.seen_ids()) | set(task.unseen_ids()))
@@ -82,14 +79,14 @@ class FreezeHook(Hook):
         self.rows = rows
         self.saved: list[Tensor] = []
 
-    def on_start(self, trainer: Trainer) -> None:
+    def on_start(self, trainer: TrainerView) -> None:
         params = row_parameters(trainer.model)
         idx = [_index(self.rows, p.device) for p in params]
         self.saved = [
             (p.detach() if i is None else p.detach()[i]).clone() for p, i in zip(params, idx, strict=True)
         ]
 
-    def after_backward(self, trainer: Trainer, step: int) -> None:
+    def after_backward(self, trainer: TrainerView, step: int) -> None:
         for p in row_parameters(trainer.model):
             if p.grad is None:
                 continue
@@ -99,7 +96,7 @@ class FreezeHook(Hook):
                 p.grad[_index(self.rows, p.device)] = 0
 
     @torch.no_grad()
-    def on_step_end(self, trainer: Trainer, step: int) -> None:
+    def on_step_end(self, trainer: TrainerView, step: int) -> None:
         for p, saved in zip(row_parameters(trainer.model), self.saved, strict=True):
             if self.rows is None:
                 p.copy_(saved)
@@ -122,7 +119,7 @@ class ForgetHook(Hook):
             return False
         return self.until <= 0 or step <= self.until
 
-    def on_step_end(self, trainer: Trainer, step: int) -> None:
+    def on_step_end(self, trainer: TrainerView, step: int) -> None:
         if self.due(step, trainer.cfg.train.steps):
             reset_rows(trainer.model, trainer.optimizer, self.rows, self.seed, step)
             self.resets.append(step)
@@ -179,7 +176,7 @@ class CollapseHook(Hook):
     def __init__(self, unseen: list[int], seen: list[int]) -> None:
         self.unseen, self.seen = unseen, seen
 
-    def on_eval(self, trainer: Trainer, step: int, metrics: dict[str, float]) -> None:
+    def on_eval(self, trainer: TrainerView, step: int, metrics: dict[str, float]) -> None:
         model = trainer.model
         stats = collapse_stats(model.embed.weight, model.unembedding, self.unseen, self.seen)
         metrics.update({f"collapse/{k}": v for k, v in stats.items()})
@@ -193,7 +190,7 @@ class RedrawnEvalHook(Hook):
     def __init__(self, unseen: list[int], seed: int) -> None:
         self.unseen, self.seed = unseen, seed
 
-    def on_eval(self, trainer: Trainer, step: int, metrics: dict[str, float]) -> None:
+    def on_eval(self, trainer: TrainerView, step: int, metrics: dict[str, float]) -> None:
         extra: dict[str, float] | None = None
         if trainer.dist.main:
             extra = redrawn_metrics(trainer, self.unseen, self.seed, step, full=trainer.eval_full)
@@ -201,7 +198,7 @@ class RedrawnEvalHook(Hook):
 
 
 def redrawn_metrics(
-    trainer: Trainer, unseen: list[int], seed: int, step: int, full: bool = True
+    trainer: TrainerView, unseen: list[int], seed: int, step: int, full: bool = True
 ) -> dict[str, float]:
     clone = copy.deepcopy(trainer.model)
     reset_rows(clone, None, unseen, seed + 7919, step)
@@ -221,9 +218,8 @@ def build_hooks(cfg: ExperimentConfig, task: Task) -> list[Hook]:
             hooks.append(FreezeHook(rows))
         if t.forget_every > 0:
             hooks.append(ForgetHook(rows, t.forget_every, t.forget_until, cfg.seed))
-    if hasattr(task, "unseen_ids"):
-        unseen = list(task.unseen_ids())
-        seen = list(task.seen_ids()) if hasattr(task, "seen_ids") else []
+    if task.unseen_ids():
+        unseen, seen = list(task.unseen_ids()), list(task.seen_ids())
         hooks.append(CollapseHook(unseen, seen))
         if t.eval_redrawn:
             hooks.append(RedrawnEvalHook(unseen, cfg.seed))

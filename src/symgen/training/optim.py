@@ -6,8 +6,8 @@ import math
 
 import torch
 
+from symgen.config.train import TrainConfig
 from symgen.models.transformer import Transformer
-from symgen.training.config import TrainConfig
 
 
 def group_weight_decay(cfg: TrainConfig) -> dict[str, float]:

@@ -14,14 +14,25 @@ without being updated, so the others go on unchanged.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import json
+import os
 import time
+from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from symgen.errors import UserError
+from symgen.config import ExperimentConfig
+from symgen.errors import UserError, writable_dir
 from symgen.models.transformer import Transformer
 from symgen.tasks.base import IGNORE, Batch
+from symgen.training import checkpoint as ckpt
+from symgen.training.build import announce, prepare_trainer
+from symgen.training.distributed import Dist, resolve_device
+from symgen.training.run_dir import check_resumable, finish_run, is_finished, read_summary, seed_dir
 from symgen.training.trainer import Trainer, progress_bar
 
 
@@ -42,7 +53,7 @@ class StackedTrainer:
         self.model = Transformer.stack([lane.model for lane in lanes])
         for index, lane in enumerate(lanes):
             lane.model.share_seed(self.model, index)
-        self.pad_id = getattr(lanes[0].task, "pad_id", 0)
+        self.pad_id = lanes[0].task.pad_id if lanes[0].task.pad_id is not None else 0
 
     def train_step(self) -> None:
         lanes = self.lanes
@@ -97,3 +108,40 @@ class StackedTrainer:
                 bar.set_postfix(seeds=len(running), **shown, refresh=False)
             bar.update(1)
         bar.close()
+
+
+def train_seeds(
+    cfg: ExperimentConfig, seeds: list[int], out: Path, resume: bool = False, progress: bool = True
+) -> list[dict[str, Any]]:
+    """Train `seeds` of one config as one stacked model (`symgen.training.stacked`): one ordinary
+    run directory per seed, OUT/seed-N, loadable and resumable like any run. OUT/seeds.json keeps
+    the seed list, and a stacked run resumes only with the same list."""
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        raise UserError("--seeds trains every seed in one process; run it without torchrun")
+    out = Path(out)
+    listing = out / "seeds.json"
+    if listing.exists() and json.loads(listing.read_text())["seeds"] != seeds:
+        stored = ",".join(map(str, json.loads(listing.read_text())["seeds"]))
+        raise UserError(f"{out} holds a stacked run of seeds {stored}; resume it with --seeds {stored}")
+    configs = {seed: copy.deepcopy(dataclasses.replace(cfg, seed=seed)) for seed in seeds}
+    for seed in seeds:
+        check_resumable(configs[seed], seed_dir(out, seed))
+    device = resolve_device(cfg.device)
+    if cfg.train.threads > 0:
+        torch.set_num_threads(cfg.train.threads)
+    writable_dir(out)
+    ckpt.atomic_write_json(listing, {"seeds": seeds})
+    todo = [seed for seed in seeds if not is_finished(seed_dir(out, seed))]
+    single = Dist()
+    lanes = [
+        prepare_trainer(configs[seed], seed_dir(out, seed), device, single, resume, progress=False)
+        for seed in todo
+    ]
+    summaries = {s: read_summary(seed_dir(out, s)) | {"skipped": True} for s in seeds if s not in todo}
+    if lanes:
+        announce(cfg, device, f" (seeds {','.join(map(str, todo))}, stacked)")
+        started = time.time()
+        StackedTrainer(lanes, progress).fit()
+        for seed, lane in zip(todo, lanes, strict=True):
+            summaries[seed] = finish_run(lane, started, {"stacked_seeds": len(lanes)})
+    return [summaries[seed] for seed in seeds]

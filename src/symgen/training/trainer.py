@@ -25,6 +25,7 @@ from symgen.config import ExperimentConfig
 from symgen.models.transformer import Transformer
 from symgen.tasks.base import IGNORE, Batch, Task
 from symgen.training import checkpoint as ckpt
+from symgen.training.curriculum import curriculum_hooks
 from symgen.training.distributed import Dist
 from symgen.training.hooks import Hook
 from symgen.training.optim import build_optimizer, lr_at
@@ -73,7 +74,7 @@ class Trainer:
     ) -> None:
         self.cfg, self.task, self.model, self.run_dir, self.device = cfg, task, model, run_dir, device
         self.dist = dist_info or Dist()
-        self.hooks = list(task.hooks()) + list(hooks or [])
+        self.hooks = curriculum_hooks(task) + list(hooks or [])
         self.progress = progress and self.dist.main
         self.step = 0  # steps completed
         self.elapsed = 0.0  # training seconds, summed over resumes

@@ -15,14 +15,12 @@ from typing import Any
 
 import yaml
 
+from symgen.config.train import TrainConfig
 from symgen.errors import UserError
 from symgen.models.transformer import ModelConfig
-from symgen.training.config import TrainConfig
+from symgen.tasks.registry import TASK_CONFIGS
 
-RECIPE_DIR = Path(__file__).parent / "experiments" / "recipes"
-
-# task name -> its config dataclass; filled by symgen.tasks.registry
-TASK_CONFIGS: dict[str, type] = {}
+RECIPE_DIR = Path(__file__).parent / "recipes"
 
 
 @dataclass
@@ -214,8 +212,6 @@ def _deep_copy(data: Any) -> Any:
 
 
 def resolve(recipe: str | Path | dict[str, Any], overrides: list[str] | None = None) -> ExperimentConfig:
-    import symgen.tasks.registry  # noqa: F401  (registers task configs)
-
     data = recipe if isinstance(recipe, dict) else load_recipe(recipe)
     return build_experiment(apply_overrides(data, overrides or []))
 

@@ -1,0 +1,115 @@
+"""A run directory: config.yaml (resolved), metrics.jsonl, checkpoints/, final.safetensors,
+summary.json. A finished run is a no-op when started again; an interrupted one resumes only under
+the config it was started with (`check_resumable`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from symgen.config import ExperimentConfig
+from symgen.errors import UserError
+from symgen.training import checkpoint as ckpt
+from symgen.training.trainer import Trainer
+
+# settings that change how a run is executed or what it keeps on disk, not what it computes
+EXECUTION_KEYS = (("train", "threads"), ("train", "keep_checkpoints"), ("device",))
+
+
+# model settings build_model takes from the task when the config leaves them at these values
+TASK_FILLED = {"vocab_size": 0, "max_seq_len": 0, "pad_id": -1}
+
+
+def config_differences(cfg: ExperimentConfig, config_path: Path) -> list[str]:
+    """The dotted settings in which `cfg` and the run stored in `config_path` differ (sizes the
+    task filled in, thread count and device aside; a setting added to symgen after the run was
+    stored counts as the same when `cfg` leaves it at its default)."""
+    stored = yaml.safe_load(config_path.read_text()) or {}
+    mine = cfg.to_dict()
+    for section, part in (("task", cfg.task), ("model", cfg.model), ("train", cfg.train)):
+        defaults = dataclasses.asdict(type(part)())
+        kept = stored.get(section)
+        if isinstance(kept, dict):
+            for key, value in mine[section].items():
+                if key not in kept and value == defaults.get(key):
+                    kept[key] = value
+    for key, from_task in TASK_FILLED.items():
+        if mine["model"][key] == from_task:
+            mine["model"][key] = stored.get("model", {}).get(key, from_task)
+    for path in EXECUTION_KEYS:
+        for d in (mine, stored):
+            node = d
+            for part in path[:-1]:
+                node = node.get(part, {})
+            node.pop(path[-1], None)
+    return _differences(mine, stored)
+
+
+def _differences(mine: Any, stored: Any, prefix: str = "") -> list[str]:
+    if not (isinstance(mine, dict) and isinstance(stored, dict)):
+        return [] if mine == stored else [prefix or "config"]
+    keys = list(mine) + [k for k in stored if k not in mine]
+    out: list[str] = []
+    for key in keys:
+        out += _differences(mine.get(key), stored.get(key), f"{prefix}.{key}" if prefix else key)
+    return out
+
+
+def is_finished(run_dir: Path) -> bool:
+    return (run_dir / "summary.json").exists()
+
+
+def read_summary(run_dir: Path) -> dict[str, Any]:
+    return json.loads((run_dir / "summary.json").read_text())
+
+
+def seed_dir(out: Path, seed: int) -> Path:
+    return Path(out) / f"seed-{seed}"
+
+
+def check_resumable(cfg: ExperimentConfig, run_dir: Path) -> None:
+    """A run directory may take this config: empty, or holding the same run (same thread count)."""
+    config_path = run_dir / "config.yaml"
+    changed = config_differences(cfg, config_path) if config_path.exists() else []
+    if changed:
+        raise UserError(
+            f"{run_dir} holds a run with another config ({', '.join(changed[:3])}); choose a new --out, "
+            "or remove that directory to retrain it"
+        )
+    if config_path.exists() and not is_finished(run_dir):
+        stored = (yaml.safe_load(config_path.read_text()) or {}).get("train", {}).get("threads")
+        if stored is not None and stored != cfg.train.threads:
+            raise UserError(
+                f"{run_dir} was trained with train.threads={stored}; resume with the same count "
+                "(another count changes the arithmetic, so the run would not continue bit for bit)"
+            )
+
+
+def finish_run(trainer: Trainer, started: float, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Write a trained run's final weights and summary.json; return the summary."""
+    summary = {
+        "name": trainer.cfg.name,
+        "steps": trainer.step,
+        "train_seconds": round(trainer.elapsed, 2),
+        "steps_per_second": round(trainer.step / max(trainer.elapsed, 1e-9), 2),
+        "stopped_by": trainer.stopped_by,
+        "layer_passes": trainer.layer_passes,
+        "wall_seconds_this_process": round(time.time() - started, 2),
+        "parameters": trainer.model.num_parameters(),
+        "world_size": trainer.dist.world,
+        **(extra or {}),
+        "final": trainer.last_eval,
+    }
+    for hook in trainer.hooks:
+        summary |= hook.summary()
+    if trainer.dist.main:
+        tensors = {f"model.{k}": v for k, v in trainer.model.state_dict().items()}
+        ckpt.atomic_save_tensors(trainer.run_dir / "final.safetensors", tensors)
+        ckpt.atomic_write_json(trainer.run_dir / "summary.json", summary)
+    trainer.dist.barrier()
+    return summary
