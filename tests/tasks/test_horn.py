@@ -269,7 +269,7 @@ def test_vocab():
     assert vocab.group("unseen") == groups["unseen"]
     assert vocab.id("<pad>") == 0
     assert vocab.tokens(vocab.ids(groups["seen"])) == groups["seen"]
-    assert sorted(vocab.group_ids("seen") + vocab.group_ids("unseen")) == list(range(11, 61))
+    assert sorted(vocab.ids(vocab.group("seen") + vocab.group("unseen"))) == list(range(11, 61))
     with pytest.raises(UserError, match="unknown token"):
         vocab.id("zzz")
     with pytest.raises(UserError):
