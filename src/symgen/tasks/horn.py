@@ -258,46 +258,39 @@ class _Structure(NamedTuple):
     n_atoms: int
 
 
-def _sample_structure(rng: random.Random, cfg: HornConfig, depth: int, max_atoms: int) -> _Structure:
-    """Label-free structure of a problem whose query sits at ``depth``; see the module docstring."""
-    mb = cfg.max_body
-    n_facts = _randint(rng, cfg.min_facts, cfg.max_facts)
-    d_a = depth
-    min_rules, max_rules = cfg.min_rules + cfg.extra_rules(depth), cfg.max_rules + cfg.extra_rules(depth)
-    d_c = min(d_a, max_rules - d_a)
-    decoy = rng.random() < cfg.p_decoy and (mb >= 2 or d_a == 1)
-    lo = max(min_rules, d_a + d_c + decoy)
-    if lo > max_rules:
-        decoy = False
-        lo = max(min_rules, d_a + d_c)
-    n_rules = _randint(rng, lo, max_rules)
+class _Draft:
+    """The structure of one problem while it is drawn: fresh local atom ids (past `max_atoms` the
+    draw starts over), the shared fact leaves and the rules so far."""
 
-    counter = [0]
+    def __init__(self, rng: random.Random, max_body: int, max_atoms: int, n_common: int) -> None:
+        self.rng, self.max_body, self.max_atoms = rng, max_body, max_atoms
+        self.n_atoms = 0
+        self.common = [self.new() for _ in range(n_common)]
+        self.use_count = dict.fromkeys(self.common, 0)
+        self.rules: list[tuple[list[int], int]] = []
 
-    def new() -> int:
-        counter[0] += 1
-        if counter[0] > max_atoms:
+    def new(self) -> int:
+        self.n_atoms += 1
+        if self.n_atoms > self.max_atoms:
             raise _Retry
-        return counter[0] - 1
+        return self.n_atoms - 1
 
-    common = [new() for _ in range(n_facts - 1)]
-    use_count = dict.fromkeys(common, 0)
-
-    def pick_fact(body: list[int]) -> int | None:
-        cands = [f for f in common if f not in body]
+    def pick_fact(self, body: list[int]) -> int | None:
+        """A shared fact leaf not in `body`, mostly one no rule uses yet, so the facts spread over rules."""
+        cands = [f for f in self.common if f not in body]
         if not cands:
             return None
-        fresh = [f for f in cands if use_count[f] == 0]
-        f = _choice(rng, fresh if fresh and rng.random() < 0.7 else cands)
-        use_count[f] += 1
+        fresh = [f for f in cands if self.use_count[f] == 0]
+        f = _choice(self.rng, fresh if fresh and self.rng.random() < 0.7 else cands)
+        self.use_count[f] += 1
         return f
 
-    rules: list[tuple[list[int], int]] = []
-
-    def chain(k: int, head: int, blocker: int) -> list[int]:
-        heads = [new() for _ in range(k - 1)] + [head]
+    def chain(self, k: int, head: int, blocker: int) -> list[int]:
+        """A chain of `k` rules ending at `head`, `blocker` in one of them; returns the chain's heads."""
+        rng, mb = self.rng, self.max_body
+        heads = [self.new() for _ in range(k - 1)] + [head]
         # the blocker shares its rule with at least one fact leaf when sizes allow it
-        feasible = [j for j in range(k) if common and mb >= (2 if j == 0 else 3)]
+        feasible = [j for j in range(k) if self.common and mb >= (2 if j == 0 else 3)]
         jb = _choice(rng, feasible) if feasible else 0
         for j in range(k):
             body: list[int] = [] if j == 0 else [heads[j - 1]]
@@ -313,7 +306,7 @@ def _sample_structure(rng: random.Random, cfg: HornConfig, depth: int, max_atoms
             while len(body) < size:
                 earlier = heads[: j - 1] if j >= 2 else []
                 if need_fact or not earlier or rng.random() < 0.8:
-                    f = pick_fact(body)
+                    f = self.pick_fact(body)
                     if f is None:
                         break
                     body.append(f)
@@ -325,61 +318,82 @@ def _sample_structure(rng: random.Random, cfg: HornConfig, depth: int, max_atoms
                     body.append(_choice(rng, cand))
             if not body:
                 raise _Retry
-            rules.append((body, heads[j]))
+            self.rules.append((body, heads[j]))
         return heads
 
-    query = new()
-    c_head = new()
-    a_block, c_block = new(), new()
-    heads_a = chain(d_a, query, a_block)
-    heads_c = chain(d_c, c_head, c_block)
-
-    if decoy:
-        b_block = new()
-        if d_a == 1:
-            body = [b_block]
-        else:
-            deep = [heads_a[d_a - 2]] + [heads_c[i] for i in range(d_a - 2, d_c)]
-            body = [_choice(rng, deep), b_block]
-        size = _randint(rng, len(body), mb)
+    def decoy(self, query: int, deep: list[int]) -> None:
+        """A rule for the query that never fires: a never-known leaf, next to one of the atoms of
+        `deep` (none at depth 1), so it is as deep as the query's own chain."""
+        b_block = self.new()
+        body = [_choice(self.rng, deep), b_block] if deep else [b_block]
+        size = _randint(self.rng, len(body), self.max_body)
         while len(body) < size:
-            f = pick_fact(body)
+            f = self.pick_fact(body)
             if f is None:
                 break
             body.append(f)
-        rules.append((body, query))
+        self.rules.append((body, query))
 
-    derived = heads_a + heads_c
-    dead: list[int] = []
-    d_heads: list[int] = []
-    for _ in range(n_rules - len(rules)):
-        size = _randint(rng, 1, mb)
-        body = []
-        for _ in range(size):
-            u = rng.random()
-            if u < 0.45 and common:
-                a = pick_fact(body)
-            elif u < 0.75:
-                cand = [x for x in derived + d_heads if x not in body]
-                a = _choice(rng, cand) if cand else None
-            else:
-                cand = [x for x in dead if x not in body]
-                a = _choice(rng, cand) if cand and rng.random() < 0.3 else new()
-                if a not in dead:
-                    dead.append(a)
-            if a is not None:
+    def distractors(self, n: int, derived: list[int]) -> None:
+        """`n` rules over facts, `derived` atoms and never-known leaves, with fresh heads (now and
+        then the head of an earlier distractor)."""
+        rng = self.rng
+        dead: list[int] = []
+        d_heads: list[int] = []
+        for _ in range(n):
+            size = _randint(rng, 1, self.max_body)
+            body = []
+            for _ in range(size):
+                u = rng.random()
+                if u < 0.45 and self.common:
+                    a = self.pick_fact(body)
+                elif u < 0.75:
+                    cand = [x for x in derived + d_heads if x not in body]
+                    a = _choice(rng, cand) if cand else None
+                else:
+                    cand = [x for x in dead if x not in body]
+                    a = _choice(rng, cand) if cand and rng.random() < 0.3 else self.new()
+                    if a not in dead:
+                        dead.append(a)
+                if a is not None:
+                    body.append(a)
+            if not body:
+                a = self.new()
+                dead.append(a)
                 body.append(a)
-        if not body:
-            a = new()
-            dead.append(a)
-            body.append(a)
-        reuse = [h for h in d_heads if h not in body] if not any(b in d_heads for b in body) else []
-        head = _choice(rng, reuse) if reuse and rng.random() < 0.2 else new()
-        if head not in d_heads:
-            d_heads.append(head)
-        rules.append((body, head))
+            reuse = [h for h in d_heads if h not in body] if not any(b in d_heads for b in body) else []
+            head = _choice(rng, reuse) if reuse and rng.random() < 0.2 else self.new()
+            if head not in d_heads:
+                d_heads.append(head)
+            self.rules.append((body, head))
 
-    return _Structure(rules, common, a_block, c_block, query, counter[0])
+
+def _sample_structure(rng: random.Random, cfg: HornConfig, depth: int, max_atoms: int) -> _Structure:
+    """Label-free structure of a problem whose query sits at ``depth``; see the module docstring."""
+    mb = cfg.max_body
+    n_facts = _randint(rng, cfg.min_facts, cfg.max_facts)
+    d_a = depth
+    min_rules, max_rules = cfg.min_rules + cfg.extra_rules(depth), cfg.max_rules + cfg.extra_rules(depth)
+    d_c = min(d_a, max_rules - d_a)
+    decoy = rng.random() < cfg.p_decoy and (mb >= 2 or d_a == 1)
+    lo = max(min_rules, d_a + d_c + decoy)
+    if lo > max_rules:
+        decoy = False
+        lo = max(min_rules, d_a + d_c)
+    n_rules = _randint(rng, lo, max_rules)
+
+    draft = _Draft(rng, mb, max_atoms, n_facts - 1)
+    query = draft.new()
+    c_head = draft.new()
+    a_block, c_block = draft.new(), draft.new()
+    heads_a = draft.chain(d_a, query, a_block)
+    heads_c = draft.chain(d_c, c_head, c_block)
+    if decoy:
+        # atoms at level >= d - 1: the last but one of chain A, and chain C's from that level on
+        deep = ([heads_a[d_a - 2]] + [heads_c[i] for i in range(d_a - 2, d_c)]) if d_a > 1 else []
+        draft.decoy(query, deep)
+    draft.distractors(n_rules - len(draft.rules), heads_a + heads_c)
+    return _Structure(draft.rules, draft.common, a_block, c_block, query, draft.n_atoms)
 
 
 def _cot(rules: list[dict[str, Any]], facts: list[str], query: str) -> list[dict[str, Any]]:
