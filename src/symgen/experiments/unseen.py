@@ -31,7 +31,8 @@ from symgen.analysis.plots import histogram_figure, line_figure
 from symgen.experiments.claims import PAPER_CLAIMS, Claim, verdict_of
 from symgen.experiments.metrics import curve, read_metrics
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
-from symgen.tasks.horn import SCENARIOS, TARGET_ROLES
+from symgen.tasks.horn import SCENARIOS
+from symgen.tasks.horn_text import TARGET_ROLES
 from symgen.training.run import load_run, read_summary
 
 SAME_SYMBOL = [
