@@ -3,7 +3,7 @@ from pathlib import Path
 
 from symgen.config import dump, resolve
 from symgen.experiments.unseen import SMOKE, UnseenSymbolsExperiment, _a71_per_seed, methods, run_name
-from symgen.tasks.horn import TARGET_ROLES
+from symgen.tasks.horn_text import TARGET_ROLES
 from symgen.tasks.registry import make_task
 from symgen.training.build import build_model
 from symgen.training.checkpoint import atomic_save_tensors

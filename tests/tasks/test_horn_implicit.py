@@ -154,12 +154,12 @@ def test_the_depth_curriculum_starts_at_depth_one_and_adds_a_depth_when_one_pass
 
 
 def test_deeper_test_problems_never_repeat_a_fixed_training_set():
-    from symgen.tasks import horn
+    from symgen.tasks import horn_generator
 
     task = ImplicitHornTask(ImplicitHornTaskConfig(**SMALL, n_train=300, n_test=12), seed=2)
-    train = {horn.canonical_key(r) for r in task.train_records}
+    train = {horn_generator.canonical_key(r) for r in task.train_records}
     assert len(train) == 300 and max(r["depth"] for r in task.test["all_seen"]) == 6
-    assert not train & {horn.canonical_key(r) for recs in task.test.values() for r in recs}
+    assert not train & {horn_generator.canonical_key(r) for recs in task.test.values() for r in recs}
 
 
 def test_accuracy_is_an_exact_fraction_so_36_of_40_passes_a_090_bar():

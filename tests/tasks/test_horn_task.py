@@ -5,7 +5,7 @@ import torch
 
 from symgen.config import resolve
 from symgen.errors import UserError
-from symgen.tasks import horn
+from symgen.tasks import horn, horn_generator, horn_text
 from symgen.tasks.base import IGNORE
 from symgen.tasks.horn_task import HornTask, HornTaskConfig
 
@@ -56,7 +56,7 @@ def test_loss_mask_covers_exactly_the_target(order, labels):
     for row, rec in enumerate(records):
         scored = batch.targets[row] != IGNORE
         target = [task.vocab[i] for i in batch.targets[row][scored].tolist()]
-        assert target == horn.encode_target(rec, labels)
+        assert target == horn_text.encode_target(rec, labels)
         # the scored positions are contiguous and start at the last prompt token (<cot>)
         first = int(scored.nonzero()[0])
         assert task.vocab[int(batch.inputs[row, first])] == horn.COT
@@ -67,7 +67,7 @@ def test_loss_mask_covers_exactly_the_target(order, labels):
 def test_facts_first_prompt_holds_the_same_tokens_with_facts_and_query_before_the_rules():
     task = make(prompt_order="facts_first")
     rec = task.test["all_seen"][0]
-    tokens, reference = task.prompt_tokens(rec), horn.encode_prompt(rec)
+    tokens, reference = task.prompt_tokens(rec), horn_text.encode_prompt(rec)
     assert sorted(tokens) == sorted(reference + [horn.DOT])
     assert tokens[1] == horn.FACTS and tokens[-1] == horn.COT
     q = tokens.index(horn.QMARK)
@@ -79,7 +79,7 @@ def test_query_last_prompt_holds_the_facts_then_the_rules_then_the_query():
     task = make(prompt_order="query_last")
     rec = task.test["all_seen"][0]
     tokens = task.prompt_tokens(rec)
-    assert sorted(tokens) == sorted(horn.encode_prompt(rec) + [horn.DOT])
+    assert sorted(tokens) == sorted(horn_text.encode_prompt(rec) + [horn.DOT])
     dot = tokens.index(horn.DOT)
     assert tokens[1] == horn.FACTS and tokens[2:dot] == rec["facts"]
     assert tokens[-3:] == [horn.QMARK, rec["query"], horn.COT]
@@ -112,9 +112,9 @@ def test_batches_are_a_pure_function_of_seed_and_step_and_avoid_test_problems():
     a, b = make(), make()
     assert torch.equal(a.train_batch(7, 8).inputs, b.train_batch(7, 8).inputs)
     assert not torch.equal(a.train_batch(7, 8).inputs, a.train_batch(8, 8).inputs)
-    test_keys = {horn.canonical_key(r) for r in a.test["all_seen"]}
+    test_keys = {horn_generator.canonical_key(r) for r in a.test["all_seen"]}
     for step in range(30):
-        assert not {horn.canonical_key(r) for r in a.train_problems(step, 16)} & test_keys
+        assert not {horn_generator.canonical_key(r) for r in a.train_problems(step, 16)} & test_keys
 
 
 class Oracle:
@@ -125,11 +125,11 @@ class Oracle:
         self.answers = {}
         for recs in task.test.values():
             for r in recs:
-                target = task.encode(horn.encode_target(r))
+                target = task.encode(horn_text.encode_target(r))
                 if len(self.answers) in wrong:
                     flip = horn.FALSE if r["label"] else horn.TRUE
                     target = task.encode([horn.ANS, flip, horn.EOS])
-                self.answers[tuple(task.encode(horn.encode_prompt(r)))] = target
+                self.answers[tuple(task.encode(horn_text.encode_prompt(r)))] = target
 
     def __call__(self, ids):  # teacher-forced pass: uniform logits, every argmax is token 0
         return SimpleNamespace(logits=torch.zeros(*ids.shape, len(self.task.vocab)))
@@ -173,8 +173,8 @@ class TeacherForcedOracle:
         self.targets = {}
         for r in records:
             prompt = task.encode(task.prompt_tokens(r))
-            target = task.encode(horn.encode_target(r, task.labels))
-            self.targets[tuple(prompt)] = (target, horn.target_roles(r, task.labels))
+            target = task.encode(horn_text.encode_target(r, task.labels))
+            self.targets[tuple(prompt)] = (target, horn_text.target_roles(r, task.labels))
 
     def __call__(self, ids):
         logits = torch.zeros(*ids.shape, len(self.task.vocab))
@@ -195,7 +195,7 @@ def test_token_accuracy_per_role_of_the_target_token(labels):
     task = make(rule_labels=labels)
     records = task.test["all_seen"]
     for r in records:
-        assert len(horn.target_roles(r, labels)) == len(horn.encode_target(r, labels))
+        assert len(horn_text.target_roles(r, labels)) == len(horn_text.encode_target(r, labels))
     device = torch.device("cpu")
     perfect = task.token_accuracy(TeacherForcedOracle(task, records, set()), records, device)
     assert perfect["token_accuracy"] == 1.0 and perfect["token_accuracy/head"] == 1.0
@@ -204,7 +204,7 @@ def test_token_accuracy_per_role_of_the_target_token(labels):
     missed = task.token_accuracy(TeacherForcedOracle(task, records, {miss}), records, device)
     assert missed[f"token_accuracy/{miss}"] == 0.0 and missed["token_accuracy/answer"] == 1.0
     n_missed = sum(len(r["proof"]) for r in records)
-    n_tokens = sum(len(horn.encode_target(r, labels)) for r in records)
+    n_tokens = sum(len(horn_text.encode_target(r, labels)) for r in records)
     assert missed["token_accuracy"] == pytest.approx(1 - n_missed / n_tokens)
 
 

@@ -32,7 +32,8 @@ def data() -> None:
 def horn(out: Path, **sizes: int) -> None:
     """Horn-clause problems with a forward-chaining chain of thought: train.jsonl, three test
     scenarios (all_seen, query_unseen, all_unseen) and vocab.json."""
-    from symgen.tasks.horn import HornConfig, write_dataset
+    from symgen.tasks.horn import HornConfig
+    from symgen.tasks.horn_io import write_dataset
 
     cfg = HornConfig(**sizes).validate()
     summary = write_dataset(cfg, out)

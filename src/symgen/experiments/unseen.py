@@ -31,7 +31,8 @@ from symgen.experiments.claims import PAPER_CLAIMS, Claim, verdict_of
 from symgen.experiments.suite import Experiment, RunSpec, Section, Table
 from symgen.measures.collapse import pairwise_cosines
 from symgen.measures.metrics import curve, read_metrics
-from symgen.tasks.horn import SCENARIOS, TARGET_ROLES
+from symgen.tasks.horn import SCENARIOS
+from symgen.tasks.horn_text import TARGET_ROLES
 from symgen.training.build import load_run
 from symgen.training.run_dir import read_summary
 

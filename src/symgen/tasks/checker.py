@@ -221,14 +221,6 @@ def check_record(record: Any) -> str | None:
     return None
 
 
-def check_records(records: Iterable[Any]) -> None:
-    """Raise UserError naming the first bad record (1-based index)."""
-    for i, rec in enumerate(records, 1):
-        err = check_record(rec)
-        if err:
-            raise UserError(f"record {i}: {err}")
-
-
 def check_file(path: str | Path) -> int:
     """Check every line of a JSONL file; raise UserError("<path> line N: ...") on the first bad one.
 

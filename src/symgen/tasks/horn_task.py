@@ -1,6 +1,6 @@
 """Horn-clause problems with a chain of thought, as a training task (SPEC Part A1).
 
-A training sequence is ``prompt + target`` (see `symgen.tasks.horn`); the loss is on the target
+A training sequence is ``prompt + target`` (see `symgen.tasks.horn_text`); the loss is on the target
 only: the forward-chaining steps, ``<ans>``, the answer and ``<eos>``. The vocabulary is the special
 tokens, then the seen symbols, then the unseen symbols: unseen rows exist in the model (and are
 decayed, frozen or reset like any other) but never occur in a training batch.
@@ -10,7 +10,7 @@ permutation) or, with ``n_train = 0``, fresh problems every step, a pure functio
 (seed, step); either way no training problem equals an ``all_seen`` test problem.
 
 Evaluation decodes greedily with the KV cache on ``n_test`` problems per scenario and scores the
-outputs with the checker (`horn.score_output`): answer accuracy, exact match and proof validity,
+outputs with the checker (`horn_text.score_output`): answer accuracy, exact match and proof validity,
 per scenario (``all_seen/exact_match``, ...) and per scenario and depth
 (``all_seen/depth2/exact_match``, ...); also the teacher-forced token accuracy on the target
 (``all_seen/token_accuracy``) and per role of the target token (``all_seen/token_accuracy/head``:
@@ -29,7 +29,7 @@ import torch
 
 from symgen.errors import UserError
 from symgen.models.transformer import Transformer
-from symgen.tasks import horn
+from symgen.tasks import horn, horn_generator, horn_text
 from symgen.tasks.base import IGNORE, Batch, Task, epoch_indices, generator_config, pad_batch
 
 PROMPT_ORDERS = ("rules_first", "facts_first", "query_last")
@@ -58,7 +58,8 @@ class HornTaskConfig:
     n_test: int = 200  # per test scenario
     eval_batch_size: int = 200
     max_new_tokens: int = 0  # 0: the longest possible target
-    # rules_first: horn.encode_prompt; facts_first: facts and query first; query_last: facts, rules, query
+    # rules_first: horn_text.encode_prompt; facts_first: facts and query first;
+    # query_last: facts, rules, query
     prompt_order: str = "rules_first"
     rule_labels: bool = False  # a label token starts every rule, and every proof step names its rule
     label_at_end: bool = False  # with rule_labels: the label also closes its rule, `<r0> b -> h <r0> .`
@@ -154,10 +155,10 @@ class HornTask(Task):
         self.pad_id, self.eos_id = self._id[horn.PAD], self._id[horn.EOS]
         self.seen_pool, self.unseen_pool = layout.seen, layout.unseen
         pools = (layout.seen, layout.unseen)
-        splits = horn.generate_splits(self.hcfg, pools, layout.scenarios, self.test_generator())
+        splits = horn_generator.generate_splits(self.hcfg, pools, layout.scenarios, self.test_generator())
         self.train_records = splits["train"]
         self.test = {s: splits[f"test_{s}"] for s in layout.scenarios}
-        self._test_keys = {horn.canonical_key(r) for r in self.test["all_seen"]}
+        self._test_keys = {horn_generator.canonical_key(r) for r in self.test["all_seen"]}
         self.max_new_tokens = cfg.max_new_tokens or cfg.max_target_tokens()
 
     def test_generator(self) -> horn.HornConfig:
@@ -182,7 +183,7 @@ class HornTask(Task):
         return self.encode(self.seen_pool)
 
     def prompt_tokens(self, record: dict[str, Any]) -> list[str]:
-        """`horn.encode_prompt`, or with `facts_first` the same tokens with the facts and the query
+        """`horn_text.encode_prompt`, or with `facts_first` the same tokens with the facts and the query
         moved before the rules: `<bos> facts: f ... ? q . b1 b2 -> h . ... <cot>`. Under causal
         attention every rule then sees which atoms are known; the chain of thought is unchanged.
         `query_last` keeps the facts first and moves the query to the end, `... -> h . ? q <cot>`:
@@ -190,7 +191,7 @@ class HornTask(Task):
         thought must match it against). With `label_at_end` each rule's label is repeated before its
         closing `.`: the position that has read the whole rule then holds its name, which is what a
         proof step starts with."""
-        tokens = horn.encode_prompt(record, self.labels)
+        tokens = horn_text.encode_prompt(record, self.labels)
         if self.labels and self.cfg.label_at_end:
             tokens = _repeat_labels(tokens)
         if self.cfg.prompt_order == "rules_first":
@@ -213,14 +214,14 @@ class HornTask(Task):
         hcfg = self.hcfg
         if step < self.cfg.grow_steps:
             hcfg = dataclasses.replace(hcfg, **self.cfg.sizes_at(step))
-        return horn._generate(hcfg, batch_size, rng, "train", self.seen_pool, None, self._test_keys)
+        return horn_generator._generate(hcfg, batch_size, rng, "train", self.seen_pool, None, self._test_keys)
 
     def sequences(self, records: list[dict[str, Any]]) -> tuple[list[list[int]], list[int]]:
         """Token ids of prompt + target, and the length of each prompt."""
         rows, prompt_lengths = [], []
         for r in records:
             prompt = self.encode(self.prompt_tokens(r))
-            rows.append(prompt + self.encode(horn.encode_target(r, self.labels)))
+            rows.append(prompt + self.encode(horn_text.encode_target(r, self.labels)))
             prompt_lengths.append(len(prompt))
         return rows, prompt_lengths
 
@@ -258,7 +259,7 @@ class HornTask(Task):
         seen, symbols = set(self.seen_pool), set(self.seen_pool) | set(self.unseen_pool)
         n_atoms = in_prompt = from_seen = 0
         for record, output in zip(records, outputs, strict=True):
-            context = set(horn.encode_prompt(record))
+            context = set(horn_text.encode_prompt(record))
             for token in output:
                 if token in symbols:
                     n_atoms += 1
@@ -273,9 +274,9 @@ class HornTask(Task):
     ) -> dict[str, float]:
         """Teacher-forced accuracy of the next-token argmax over the target tokens, overall
         (``token_accuracy``: more sensitive than exact match while a model is still learning) and
-        per role of the token (``token_accuracy/head``, see `horn.target_roles`): where a model
+        per role of the token (``token_accuracy/head``, see `horn_text.target_roles`): where a model
         that is still learning goes wrong."""
-        right: dict[str, int] = {role: 0 for role in horn.TARGET_ROLES}
+        right: dict[str, int] = {role: 0 for role in horn_text.TARGET_ROLES}
         total = dict(right)
         for start in range(0, len(records), self.cfg.eval_batch_size):
             chunk = records[start : start + self.cfg.eval_batch_size]
@@ -283,11 +284,11 @@ class HornTask(Task):
             hits = model(batch.inputs).logits.argmax(-1) == batch.targets
             for row, record in enumerate(chunk):
                 columns = (batch.targets[row] != IGNORE).nonzero().flatten().tolist()
-                for column, role in zip(columns, horn.target_roles(record, self.labels), strict=True):
+                for column, role in zip(columns, horn_text.target_roles(record, self.labels), strict=True):
                     right[role] += int(hits[row, column])
                     total[role] += 1
         out = {"token_accuracy": sum(right.values()) / max(sum(total.values()), 1)}
-        return out | {f"token_accuracy/{r}": right[r] / total[r] for r in horn.TARGET_ROLES if total[r]}
+        return out | {f"token_accuracy/{r}": right[r] / total[r] for r in horn_text.TARGET_ROLES if total[r]}
 
     @torch.no_grad()
     def evaluate(self, model: Transformer, device: torch.device, full: bool = True) -> dict[str, float]:
@@ -299,7 +300,9 @@ class HornTask(Task):
             accuracy = self.token_accuracy(model, records, device)
             metrics |= {f"{scenario}/{k}": v for k, v in accuracy.items()}
             outputs = self.generate(model, records)
-            scores = [horn.score_output(r, out, self.labels) for r, out in zip(records, outputs, strict=True)]
+            scores = [
+                horn_text.score_output(r, out, self.labels) for r, out in zip(records, outputs, strict=True)
+            ]
             for name in SCORES:
                 metrics[f"{scenario}/{name}"] = float(np.mean([s[_SCORE_KEYS[name]] for s in scores]))
             metrics |= {f"{scenario}/{k}": v for k, v in self.atom_sources(records, outputs).items()}

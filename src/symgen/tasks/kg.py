@@ -228,11 +228,6 @@ class KGDataset:
         }
 
 
-def record_tokens(record: dict[str, Any]) -> tuple[list[str], str]:
-    """(input tokens, target token) of one record."""
-    return list(record["input"]), record["target"]
-
-
 def all_tokens(graph: dict[str, Any]) -> list[str]:
     """Every token of a graph: entities, then relations."""
     return list(graph["entities"]) + list(graph["relations"])

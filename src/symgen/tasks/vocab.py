@@ -89,9 +89,6 @@ class Vocab:
             raise UserError(f"unknown vocabulary group {name!r}; known: {sorted(self._groups)}")
         return list(self._groups[name])
 
-    def group_ids(self, name: str) -> list[int]:
-        return [self._index[t] for t in self.group(name)]
-
     # --- serialization -------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         return {"tokens": list(self._tokens), "groups": self.groups}
