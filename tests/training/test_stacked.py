@@ -10,6 +10,7 @@ from conftest import symgen
 
 from symgen.config import resolve
 from symgen.errors import UserError
+from symgen.models.stacking import share_seed, stack
 from symgen.models.transformer import ModelConfig, Transformer
 from symgen.training.run import load_run, parse_seeds, train_run, train_seeds
 
@@ -70,7 +71,7 @@ def test_stacked_forward_equals_each_seed_alone():
     for seed in range(3):
         torch.manual_seed(seed)
         models.append(Transformer(cfg))
-    stacked = Transformer.stack(models)
+    stacked = stack(models)
     assert stacked.n_seeds == 3 and models[0].n_seeds == 1
     ids = torch.randint(0, 40, (3, 5, 16))
     select = torch.rand(3, 5, 16) < 0.4
@@ -84,8 +85,8 @@ def test_stacked_forward_equals_each_seed_alone():
 def test_a_shared_seed_is_a_view_of_the_stacked_parameters():
     cfg = ModelConfig(vocab_size=20, d_model=16, n_heads=2, n_layers=1, max_seq_len=8)
     models = [Transformer(cfg) for _ in range(2)]
-    stacked = Transformer.stack(models)
-    models[1].share_seed(stacked, 1)
+    stacked = stack(models)
+    share_seed(models[1], stacked, 1)
     with torch.no_grad():
         models[1].embed.weight[3] = 7.0
     assert torch.all(stacked.embed.weight[1, 3] == 7.0) and not torch.any(stacked.embed.weight[0, 3] == 7.0)

@@ -14,7 +14,6 @@ token embedding (+ learned positions) → [pre-LN blocks] × R loops → final L
 
 from __future__ import annotations
 
-import copy
 import math
 from dataclasses import dataclass, field
 
@@ -31,7 +30,7 @@ from symgen.models.attention import (
     same_symbol_scores,
 )
 from symgen.models.recurrence import HaltingRule
-from symgen.models.stackable import Embedding, LayerNorm, Linear, linear, seeds_of
+from symgen.models.stackable import Embedding, LayerNorm, Linear, linear, readout_selected, seeds_of
 
 POSITIONS = ("learned", "rotary", "none")
 COPY_VALUES = ("embedding", "residual")
@@ -212,25 +211,6 @@ class Transformer(nn.Module):
         else:
             weight[rows] = fresh.to(weight.dtype)
 
-    @classmethod
-    def stack(cls, models: list[Transformer]) -> Transformer:
-        """One model holding the parameters of every model (same config) with a leading seed
-        dimension: its batch is len(models) seed-major groups of rows (`symgen.models.stackable`)."""
-        stacked = cls(copy.deepcopy(models[0].cfg)).to(models[0].embed.weight.device)
-        for name, _ in list(stacked.named_parameters()):
-            owner, _, leaf = name.rpartition(".")
-            values = torch.stack([m.get_parameter(name).detach() for m in models])
-            setattr(stacked.get_submodule(owner), leaf, nn.Parameter(values))
-        stacked.same_symbol_tokens.copy_(models[0].same_symbol_tokens)
-        return stacked
-
-    @torch.no_grad()
-    def share_seed(self, stacked: Transformer, seed_index: int) -> None:
-        """Make this model's parameters views of one seed of a stacked model: updates of either are
-        updates of both, so the seed can be evaluated, checkpointed and intervened on as any model."""
-        for name, p in self.named_parameters():
-            p.data = stacked.get_parameter(name).data[seed_index]
-
     @property
     def n_seeds(self) -> int:
         return seeds_of(self.embed.weight, base_dim=2)
@@ -336,22 +316,15 @@ class Transformer(nn.Module):
                 halted = halted | stop
         if select is None:
             logits = self.readout(x)
-        else:
-            logits = self.readout(x[select]) if self.n_seeds == 1 else self._readout_selected(x, select)
+        elif self.n_seeds == 1:
+            logits = self.readout(x[select])
+        else:  # seed by seed: each selects its own number of positions
+            logits = readout_selected(x, select, self.ln_f, self.unembedding)
         return ModelOutput(logits, hidden if return_hidden else None, embedded, used if halting else None)
 
     def readout(self, h: Tensor) -> Tensor:
         """Final LayerNorm and unembedding: logits from any residual-stream state."""
         return linear(self.ln_f(h), self.unembedding)
-
-    def _readout_selected(self, x: Tensor, select: Tensor) -> Tensor:
-        """A stacked model's readout of selected positions, seed by seed (each selects its own
-        number of positions), concatenated in row order."""
-        ln, out = self.ln_f, []
-        for s, (h, keep) in enumerate(zip(x.chunk(self.n_seeds), select.chunk(self.n_seeds), strict=True)):
-            normed = F.layer_norm(h[keep], ln.normalized_shape, ln.weight[s], ln.bias[s], ln.eps)
-            out.append(F.linear(normed, self.unembedding[s]))
-        return torch.cat(out)
 
     def _positions(self, B: int, T: int, attention_mask: Tensor | None, past: int, device) -> Tensor:
         if attention_mask is None:  # (1, T): broadcast over the batch

@@ -2,7 +2,7 @@
 
 Each seed is an ordinary `Trainer` — its own task and data stream, hooks (interventions,
 curriculum), AdamW, learning rate, gradient clipping, log, checkpoints and run directory — whose
-model's parameters are views of one seed of a stacked model (`Transformer.stack`). A step draws
+model's parameters are views of one seed of a stacked model (`symgen.models.stacking`). A step draws
 every seed's batch, runs one forward and backward pass of the stacked model over all of them (the
 loss is each seed's own mean, summed, so each seed's gradient is exactly its own), hands each seed
 its slice of the gradients and lets it finish the step as a single run would. Seeds that drew
@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from symgen.errors import UserError
-from symgen.models.transformer import Transformer
+from symgen.models.stacking import share_seed, stack
 from symgen.tasks.base import IGNORE, Batch
 from symgen.training.trainer import Trainer, progress_bar
 
@@ -39,9 +39,9 @@ class StackedTrainer:
         if any(lane.dist.active for lane in lanes):
             raise UserError("stacked seeds (--seeds) train in one process, not under torchrun")
         self.lanes, self.progress = lanes, progress
-        self.model = Transformer.stack([lane.model for lane in lanes])
+        self.model = stack([lane.model for lane in lanes])
         for index, lane in enumerate(lanes):
-            lane.model.share_seed(self.model, index)
+            share_seed(lane.model, self.model, index)
         self.pad_id = getattr(lanes[0].task, "pad_id", 0)
 
     def train_step(self) -> None:
