@@ -75,11 +75,12 @@ def test_stacked_forward_equals_each_seed_alone():
     assert stacked.n_seeds == 3 and models[0].n_seeds == 1
     ids = torch.randint(0, 40, (3, 5, 16))
     select = torch.rand(3, 5, 16) < 0.4
-    loops = torch.tensor([1, 3, 2])
-    rows_loops = loops.repeat_interleave(5)
-    out = stacked(ids.flatten(0, 1), select=select.flatten(0, 1), iterations=rows_loops).logits
-    alone = [m(ids[s], select=select[s], n_loops=int(loops[s])).logits for s, m in enumerate(models)]
+    loops = [1, 3, 2]
+    out = stacked(ids.flatten(0, 1), select=select.flatten(0, 1), n_loops=loops).logits
+    alone = [m(ids[s], select=select[s], n_loops=loops[s]).logits for s, m in enumerate(models)]
     torch.testing.assert_close(out, torch.cat(alone), atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="2 iteration counts for a model of 3 seeds"):
+        stacked(ids.flatten(0, 1), n_loops=[1, 3])
 
 
 def test_a_shared_seed_is_a_view_of_the_stacked_parameters():

@@ -42,10 +42,9 @@ def generate(
         done = done | (nxt == eos_id)
         if bool(done.all()):
             break
-        past = mask.shape[1]
         mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
         if halting is None:
-            logits = model(nxt[:, None], mask, n_loops=n_loops, cache=cache, past_length=past).logits[:, -1]
+            logits = model(nxt[:, None], mask, n_loops=n_loops, cache=cache).logits[:, -1]
         else:
             ids = torch.cat([ids, nxt[:, None]], dim=1)
             logits = model(ids, mask, n_loops=n_loops, halting=halting).logits[:, -1]

@@ -15,6 +15,7 @@ token embedding (+ learned positions) → [pre-LN blocks] × R loops → final L
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -239,17 +240,21 @@ class Transformer(nn.Module):
         self,
         ids: Tensor,
         attention_mask: Tensor | None = None,
-        n_loops: int | None = None,
+        n_loops: int | Sequence[int] | None = None,
+        *,
         cache: KVCache | None = None,
-        past_length: int = 0,
-        return_hidden: bool = False,
         halting: HaltingRule | None = None,
         answer_positions: Tensor | None = None,
         select: Tensor | None = None,
-        iterations: Tensor | None = None,
+        return_hidden: bool = False,
     ) -> ModelOutput:
-        """ids (B, T). attention_mask (B, past_length + T), True at real tokens, or None when there
-        is no padding. n_loops overrides the number of iterations (inference-time scaling).
+        """ids (B, T). attention_mask (B, past + T), True at real tokens, or None when there is no
+        padding; past is the number of positions `cache` already holds (incremental decoding: the
+        tokens continue the cached ones), 0 without a cache.
+
+        n_loops overrides the number of iterations (inference-time scaling). A stacked model may
+        take one count per seed (seeds drawing different R): a row past its seed's count keeps its
+        residual stream, as if the loop had ended there.
 
         With `halting`, each example stops iterating once the rule fires on its distribution at
         `answer_positions` (B,) (default: its last real token, so right-padded batches are read at
@@ -258,73 +263,119 @@ class Transformer(nn.Module):
         `select` (B, T) bool reads out only those positions (final norm and unembedding, the costly
         end of a small model's step): logits are then (N, V), row-major, as `logits_full[select]`.
 
-        `iterations` (B,) gives each row its own number of iterations (at most n_loops): a row past
-        its count keeps its residual stream, as if the loop had ended there (the seeds of a stacked
-        model drawing different R)."""
+        `return_hidden` keeps the residual stream after every layer of every iteration."""
         B, T = ids.shape
-        n_loops = n_loops or self.cfg.n_loops
-        positions = self._positions(B, T, attention_mask, past_length, ids.device)
+        past = 0 if cache is None else cache.length
+        n_loops, iterations = self._loop_counts(n_loops, B, ids.device)
+        positions = self._positions(B, T, attention_mask, past, ids.device)
         if self.pos_embed is not None:  # rotary and no positions need no check (and no host sync)
-            longest = past_length + T if attention_mask is None else int(positions.max()) + 1
+            longest = past + T if attention_mask is None else int(positions.max()) + 1
             if longest > self.cfg.max_seq_len:
                 raise UserError(f"sequence of {longest} tokens exceeds model.max_seq_len")
         if self.cfg.causal:
-            mask = self._mask(attention_mask, T, past_length)
+            mask = self._mask(attention_mask, T, past)
         else:
             mask = self._prompt_mask(ids, attention_mask, cache)
-        rotary = self._rotary(positions, past_length if attention_mask is None else None)
+        rotary = self._rotary(positions, past if attention_mask is None else None)
 
         token_embeddings = self.embed(ids)
-        same = None
-        if self.cfg.identity_bias is not None:
-            symbol_rows = token_embeddings.detach() if self.cfg.identity_bias_detach else token_embeddings
-            if self.cfg.identity_bias_scope != "all":
-                symbol_rows = symbol_rows * self.same_symbol_tokens[ids].unsqueeze(-1)
-            same = same_symbol_scores(symbol_rows, cache)
+        same = self._same_symbol(ids, token_embeddings, cache)
         if self.pos_embed is not None and self.n_seeds > 1:
             positions = positions.expand(B, T)  # each seed's rows read its own position table
         x = token_embeddings if self.pos_embed is None else token_embeddings + self.pos_embed(positions)
-        x = embedded = self.drop(x)
-        hidden: list[list[Tensor]] = []
-        rows = torch.arange(B, device=ids.device)
-        at = answer_positions
-        if at is None and attention_mask is not None:  # the last real column of each row
-            real = attention_mask[:, past_length:].long() * torch.arange(1, T + 1, device=ids.device)
-            at = real.argmax(-1)
-        elif at is None:
-            at = torch.full((B,), T - 1, device=ids.device)
-        history: list[Tensor] = []
-        halted = torch.zeros(B, dtype=torch.bool, device=ids.device)
-        used = torch.full((B,), n_loops, device=ids.device)
-        for r in range(n_loops):
-            previous = x
-            if r > 0 and self.cfg.input_injection:
-                x = x + embedded
+        embedded = self.drop(x)
+
+        def blocks(x: Tensor, r: int) -> list[Tensor]:
+            """Iteration r of the block stack: the residual stream after each block."""
             layers = []
             for block in self.blocks:
                 x = block(x, token_embeddings, mask, rotary, cache, r, same)
                 layers.append(x)
-            if iterations is not None:
-                x = torch.where((r < iterations)[:, None, None], x, previous)
-            if return_hidden:
-                hidden.append(layers)
-            if halting is not None:
-                x = torch.where(halted[:, None, None], previous, x)
-                history.append(F.log_softmax(self.readout(x[rows, at]).float(), -1))
-                stop = halting.stop_mask(torch.stack(history))[-1] & ~halted
-                used = torch.where(stop, r + 1, used)
-                halted = halted | stop
+            return layers
+
+        if halting is not None and answer_positions is None:
+            answer_positions = self._last_real(B, T, attention_mask, past, ids.device)
+        x, hidden, used = self._iterate(
+            embedded, blocks, n_loops, iterations, halting, answer_positions, return_hidden
+        )
         if select is None:
             logits = self.readout(x)
         elif self.n_seeds == 1:
             logits = self.readout(x[select])
         else:  # seed by seed: each selects its own number of positions
             logits = readout_selected(x, select, self.ln_f, self.unembedding)
-        return ModelOutput(logits, hidden if return_hidden else None, embedded, used if halting else None)
+        return ModelOutput(logits, hidden if return_hidden else None, embedded, used)
+
+    def _iterate(
+        self,
+        embedded: Tensor,
+        blocks: Callable[[Tensor, int], list[Tensor]],
+        n_loops: int,
+        iterations: Tensor | None,
+        halting: HaltingRule | None,
+        answer_positions: Tensor | None,
+        return_hidden: bool,
+    ) -> tuple[Tensor, list[list[Tensor]], Tensor | None]:
+        """The block stack applied n_loops times with shared weights, from the embedded input: the
+        last residual stream, every layer of every iteration (with `return_hidden`) and, with
+        `halting`, the iterations each row used. A row past its count in `iterations` (B,), or
+        halted, keeps its stream."""
+        B = embedded.shape[0]
+        x, hidden, history = embedded, [], []
+        rows = torch.arange(B, device=x.device)
+        halted = torch.zeros(B, dtype=torch.bool, device=x.device)
+        used = torch.full((B,), n_loops, device=x.device)
+        for r in range(n_loops):
+            previous = x
+            if r > 0 and self.cfg.input_injection:
+                x = x + embedded
+            layers = blocks(x, r)
+            x = layers[-1]
+            if iterations is not None:
+                x = torch.where((r < iterations)[:, None, None], x, previous)
+            if return_hidden:
+                hidden.append(layers)
+            if halting is not None:
+                x = torch.where(halted[:, None, None], previous, x)
+                history.append(F.log_softmax(self.readout(x[rows, answer_positions]).float(), -1))
+                stop = halting.stop_mask(torch.stack(history))[-1] & ~halted
+                used = torch.where(stop, r + 1, used)
+                halted = halted | stop
+        return x, hidden, used if halting is not None else None
 
     def readout(self, h: Tensor) -> Tensor:
         """Final LayerNorm and unembedding: logits from any residual-stream state."""
         return linear(self.ln_f(h), self.unembedding)
+
+    # ---------------------------------------------------------------- loop counts, masks, positions
+    def _loop_counts(
+        self, n_loops: int | Sequence[int] | None, B: int, device: torch.device
+    ) -> tuple[int, Tensor | None]:
+        """The number of iterations to run, and each row's own count when the seeds of a stacked
+        model run different ones (None: every row runs them all)."""
+        if not isinstance(n_loops, (list, tuple)):
+            return n_loops or self.cfg.n_loops, None
+        if len(n_loops) != self.n_seeds:
+            raise ValueError(f"{len(n_loops)} iteration counts for a model of {self.n_seeds} seeds")
+        if len(set(n_loops)) == 1:
+            return n_loops[0], None
+        return max(n_loops), torch.tensor(n_loops, device=device).repeat_interleave(B // len(n_loops))
+
+    def _same_symbol(self, ids: Tensor, token_embeddings: Tensor, cache: KVCache | None) -> Tensor | None:
+        """cos(e_i, e_j) of the raw embedding rows for the same-symbol term (None when it is off)."""
+        if self.cfg.identity_bias is None:
+            return None
+        symbol_rows = token_embeddings.detach() if self.cfg.identity_bias_detach else token_embeddings
+        if self.cfg.identity_bias_scope != "all":
+            symbol_rows = symbol_rows * self.same_symbol_tokens[ids].unsqueeze(-1)
+        return same_symbol_scores(symbol_rows, cache)
+
+    def _last_real(self, B: int, T: int, attention_mask: Tensor | None, past: int, device) -> Tensor:
+        """(B,) the last real column of each row (the last column when there is no padding)."""
+        if attention_mask is None:
+            return torch.full((B,), T - 1, device=device)
+        real = attention_mask[:, past:].long() * torch.arange(1, T + 1, device=device)
+        return real.argmax(-1)
 
     def _positions(self, B: int, T: int, attention_mask: Tensor | None, past: int, device) -> Tensor:
         if attention_mask is None:  # (1, T): broadcast over the batch

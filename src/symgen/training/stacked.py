@@ -52,13 +52,10 @@ class StackedTrainer:
         inputs = torch.cat([b.inputs for b in batches])
         targets_full = torch.cat([b.targets for b in batches])
         rows = batches[0].inputs.shape[0]
-        loops = [lane.n_loops for lane in lanes]
-        iterations = None
-        if len(set(loops)) > 1:
-            iterations = torch.tensor(loops, device=inputs.device).repeat_interleave(rows)
+        loops = [lane.n_loops for lane in lanes]  # one per seed: seeds may draw different R
         scored = targets_full != IGNORE
         with lanes[0].autocast():
-            logits = self.model(inputs, n_loops=max(loops), select=scored, iterations=iterations).logits
+            logits = self.model(inputs, n_loops=loops, select=scored).logits
         targets = targets_full[scored]
         token_loss = F.cross_entropy(
             logits.float(), targets, label_smoothing=lanes[0].cfg.train.label_smoothing, reduction="none"
