@@ -10,6 +10,8 @@ token embedding (+ learned positions) → [pre-LN blocks] × R loops → final L
 - `forward(..., return_hidden=True)` returns the residual stream after every layer of every
   iteration; `readout(h)` turns any of them into logits (final LayerNorm + unembedding). Logit
   lens, margins and halting all read from these two, never from a copy of the forward pass.
+- Greedy decoding with a KV cache (`symgen.models.generate`) and the stacking of several seeds
+  into one model (`symgen.models.stacking`) are functions of a model, in their own modules.
 """
 
 from __future__ import annotations
@@ -214,6 +216,7 @@ class Transformer(nn.Module):
 
     @property
     def n_seeds(self) -> int:
+        """The seeds a stacked model holds (`symgen.models.stacking`); 1 for an ordinary model."""
         return seeds_of(self.embed.weight, base_dim=2)
 
     @property
@@ -234,6 +237,9 @@ class Transformer(nn.Module):
             else:
                 groups["rest"].append(p)
         return groups
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
 
     # ---------------------------------------------------------------- forward
     def forward(
@@ -416,6 +422,3 @@ class Transformer(nn.Module):
         if key is not None and len(self._rotary_cache) < 4096:
             self._rotary_cache[key] = tables
         return tables
-
-    def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())
