@@ -3,6 +3,7 @@ import torch
 
 from symgen.errors import UserError
 from symgen.models.attention import CopyAttention, KVCache, apply_rotary, rotary_tables
+from symgen.models.generate import generate
 from symgen.models.transformer import ModelConfig, Transformer
 
 
@@ -24,7 +25,7 @@ def test_kv_cache_and_left_padding_match_a_full_forward(positions, extra):
     cache = KVCache()
     pieces = [model(ids[:, :5], cache=cache).logits]
     for t in range(5, 12):
-        pieces.append(model(ids[:, t : t + 1], cache=cache, past_length=t).logits)
+        pieces.append(model(ids[:, t : t + 1], cache=cache).logits)
     assert torch.allclose(torch.cat(pieces, 1), full, atol=1e-5)
     padded = torch.cat([torch.zeros(3, 4, dtype=torch.long), ids], 1)
     mask = torch.cat([torch.zeros(3, 4, dtype=torch.bool), torch.ones(3, 12, dtype=torch.bool)], 1)
@@ -52,7 +53,7 @@ def test_partial_rotary_leaves_the_lowest_frequencies_comparing_content_only():
 def test_batched_generation_equals_one_by_one_greedy():
     model = make(copy_layers=[0])
     prompts = [[1, 2, 3], [4, 5, 6, 7, 8, 9], [10]]
-    generated = model.generate(prompts, max_new_tokens=6, eos_id=39)
+    generated = generate(model, prompts, max_new_tokens=6, eos_id=39)
     for prompt, got in zip(prompts, generated, strict=True):
         seq = list(prompt)
         for _ in range(6):
@@ -193,4 +194,4 @@ def test_a_bidirectional_model_reads_later_tokens_and_ignores_right_padding(extr
     causal = make(positions="rotary", **extra)
     assert torch.allclose(causal(changed).logits[:, 0], causal(ids).logits[:, 0], atol=1e-6)
     with pytest.raises(UserError, match="does not generate"):
-        model.generate([[1, 2, 3]], 2, eos_id=4)
+        generate(model, [[1, 2, 3]], 2, eos_id=4)

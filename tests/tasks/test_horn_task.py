@@ -5,7 +5,7 @@ import torch
 
 from symgen.config import resolve
 from symgen.errors import UserError
-from symgen.tasks import horn, horn_generator, horn_text
+from symgen.tasks import horn, horn_generator, horn_task, horn_text
 from symgen.tasks.base import IGNORE
 from symgen.tasks.horn_task import HornTask, HornTaskConfig
 
@@ -138,6 +138,15 @@ class Oracle:
         return [self.answers[tuple(p)][:max_new_tokens] for p in prompts]
 
 
+@pytest.fixture
+def oracle_decoding(monkeypatch):
+    """The task decodes with `generate(model, ...)`: an oracle's written answers stand in for it."""
+    monkeypatch.setattr(
+        horn_task, "generate", lambda oracle, *args, **kwargs: oracle.generate(*args, **kwargs)
+    )
+
+
+@pytest.mark.usefixtures("oracle_decoding")
 def test_evaluate_scores_generated_outputs_per_scenario_and_depth():
     task = make(eval_batch_size=3)
     metrics = task.evaluate(Oracle(task, set()), torch.device("cpu"))
@@ -155,6 +164,7 @@ def test_evaluate_scores_generated_outputs_per_scenario_and_depth():
     assert metrics["all_unseen/exact_match"] == 1.0
 
 
+@pytest.mark.usefixtures("oracle_decoding")
 def test_a_light_evaluation_reads_every_fourth_problem_of_each_scenario():
     task = make()
     wrong = Oracle(task, wrong={0, 4})  # all_seen problems 0 and 4: the two a light evaluation reads

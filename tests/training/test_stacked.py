@@ -11,6 +11,7 @@ from conftest import symgen
 from symgen.cli.seeds import parse_seeds
 from symgen.config import resolve
 from symgen.errors import UserError
+from symgen.models.stacking import share_seed, stack
 from symgen.models.transformer import ModelConfig, Transformer
 from symgen.training.build import load_run
 from symgen.training.run import train_run
@@ -73,22 +74,23 @@ def test_stacked_forward_equals_each_seed_alone():
     for seed in range(3):
         torch.manual_seed(seed)
         models.append(Transformer(cfg))
-    stacked = Transformer.stack(models)
+    stacked = stack(models)
     assert stacked.n_seeds == 3 and models[0].n_seeds == 1
     ids = torch.randint(0, 40, (3, 5, 16))
     select = torch.rand(3, 5, 16) < 0.4
-    loops = torch.tensor([1, 3, 2])
-    rows_loops = loops.repeat_interleave(5)
-    out = stacked(ids.flatten(0, 1), select=select.flatten(0, 1), iterations=rows_loops).logits
-    alone = [m(ids[s], select=select[s], n_loops=int(loops[s])).logits for s, m in enumerate(models)]
+    loops = [1, 3, 2]
+    out = stacked(ids.flatten(0, 1), select=select.flatten(0, 1), n_loops=loops).logits
+    alone = [m(ids[s], select=select[s], n_loops=loops[s]).logits for s, m in enumerate(models)]
     torch.testing.assert_close(out, torch.cat(alone), atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="2 iteration counts for a model of 3 seeds"):
+        stacked(ids.flatten(0, 1), n_loops=[1, 3])
 
 
 def test_a_shared_seed_is_a_view_of_the_stacked_parameters():
     cfg = ModelConfig(vocab_size=20, d_model=16, n_heads=2, n_layers=1, max_seq_len=8)
     models = [Transformer(cfg) for _ in range(2)]
-    stacked = Transformer.stack(models)
-    models[1].share_seed(stacked, 1)
+    stacked = stack(models)
+    share_seed(models[1], stacked, 1)
     with torch.no_grad():
         models[1].embed.weight[3] = 7.0
     assert torch.all(stacked.embed.weight[1, 3] == 7.0) and not torch.any(stacked.embed.weight[0, 3] == 7.0)

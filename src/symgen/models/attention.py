@@ -23,6 +23,13 @@ class KVCache:
 
     entries: dict[tuple[int, int, str], tuple[Tensor, Tensor]] = field(default_factory=dict)
 
+    @property
+    def length(self) -> int:
+        """Positions cached so far (every entry holds them all): the next tokens come after these."""
+        for k, _ in self.entries.values():
+            return k.shape[2]
+        return 0
+
     def extend(self, key: tuple[int, int, str], k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         if key in self.entries:
             old_k, old_v = self.entries[key]

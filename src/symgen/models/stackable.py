@@ -1,11 +1,12 @@
 """Layers whose parameters may carry a leading seed dimension.
 
 A model built for one seed holds ordinary parameters (a Linear weight of shape (out, in)). A
-*stacked* model (`Transformer.stack`) holds S seeds' parameters in one tensor each, (S, out, in),
-and runs all S seeds in one forward pass: its batch is S equal groups of rows, seed-major, group s
-computed with seed s's parameters through batched matmuls. Attention and every other
-parameter-free operation see the S·B rows as one batch. At small sizes a training step is bound by
-per-operation overhead, so S seeds cost little more than one.
+*stacked* model (`symgen.models.stacking.stack`) holds S seeds' parameters in one tensor each,
+(S, out, in), and runs all S seeds in one forward pass: its batch is S equal groups of rows,
+seed-major, group s computed with seed s's parameters through batched matmuls. Attention and every
+other parameter-free operation see the S·B rows as one batch. At small sizes a training step is
+bound by per-operation overhead, so S seeds cost little more than one. Only the readout of
+selected positions (`readout_selected`) goes seed by seed, each seed selecting its own number.
 
 With ordinary parameters every layer is the `torch.nn` one, the same arithmetic bit for bit.
 """
@@ -69,3 +70,15 @@ class Embedding(nn.Embedding):
         offsets = torch.arange(S, device=ids.device).mul_(V).view(S, *[1] * ids.dim())
         shifted = ids.reshape(S, -1, *ids.shape[1:]) + offsets
         return F.embedding(shifted.reshape(ids.shape), self.weight.reshape(S * V, D))
+
+
+def readout_selected(x: Tensor, select: Tensor, norm: LayerNorm, unembedding: Tensor) -> Tensor:
+    """A stacked model's final norm and unembedding of the positions `select` (S·B, T) picks in x
+    (S·B, T, D), seed by seed (each seed selects its own number of positions), concatenated in row
+    order as `readout(x)[select]`."""
+    S = unembedding.shape[0]
+    out = []
+    for s, (h, keep) in enumerate(zip(x.chunk(S), select.chunk(S), strict=True)):
+        normed = F.layer_norm(h[keep], norm.normalized_shape, norm.weight[s], norm.bias[s], norm.eps)
+        out.append(F.linear(normed, unembedding[s]))
+    return torch.cat(out)

@@ -10,12 +10,14 @@ token embedding (+ learned positions) → [pre-LN blocks] × R loops → final L
 - `forward(..., return_hidden=True)` returns the residual stream after every layer of every
   iteration; `readout(h)` turns any of them into logits (final LayerNorm + unembedding). Logit
   lens, margins and halting all read from these two, never from a copy of the forward pass.
+- Greedy decoding with a KV cache (`symgen.models.generate`) and the stacking of several seeds
+  into one model (`symgen.models.stacking`) are functions of a model, in their own modules.
 """
 
 from __future__ import annotations
 
-import copy
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -31,7 +33,7 @@ from symgen.models.attention import (
     same_symbol_scores,
 )
 from symgen.models.recurrence import HaltingRule
-from symgen.models.stackable import Embedding, LayerNorm, Linear, linear, seeds_of
+from symgen.models.stackable import Embedding, LayerNorm, Linear, linear, readout_selected, seeds_of
 
 POSITIONS = ("learned", "rotary", "none")
 COPY_VALUES = ("embedding", "residual")
@@ -212,27 +214,9 @@ class Transformer(nn.Module):
         else:
             weight[rows] = fresh.to(weight.dtype)
 
-    @classmethod
-    def stack(cls, models: list[Transformer]) -> Transformer:
-        """One model holding the parameters of every model (same config) with a leading seed
-        dimension: its batch is len(models) seed-major groups of rows (`symgen.models.stackable`)."""
-        stacked = cls(copy.deepcopy(models[0].cfg)).to(models[0].embed.weight.device)
-        for name, _ in list(stacked.named_parameters()):
-            owner, _, leaf = name.rpartition(".")
-            values = torch.stack([m.get_parameter(name).detach() for m in models])
-            setattr(stacked.get_submodule(owner), leaf, nn.Parameter(values))
-        stacked.same_symbol_tokens.copy_(models[0].same_symbol_tokens)
-        return stacked
-
-    @torch.no_grad()
-    def share_seed(self, stacked: Transformer, seed_index: int) -> None:
-        """Make this model's parameters views of one seed of a stacked model: updates of either are
-        updates of both, so the seed can be evaluated, checkpointed and intervened on as any model."""
-        for name, p in self.named_parameters():
-            p.data = stacked.get_parameter(name).data[seed_index]
-
     @property
     def n_seeds(self) -> int:
+        """The seeds a stacked model holds (`symgen.models.stacking`); 1 for an ordinary model."""
         return seeds_of(self.embed.weight, base_dim=2)
 
     @property
@@ -254,22 +238,29 @@ class Transformer(nn.Module):
                 groups["rest"].append(p)
         return groups
 
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
     # ---------------------------------------------------------------- forward
     def forward(
         self,
         ids: Tensor,
         attention_mask: Tensor | None = None,
-        n_loops: int | None = None,
+        n_loops: int | Sequence[int] | None = None,
+        *,
         cache: KVCache | None = None,
-        past_length: int = 0,
-        return_hidden: bool = False,
         halting: HaltingRule | None = None,
         answer_positions: Tensor | None = None,
         select: Tensor | None = None,
-        iterations: Tensor | None = None,
+        return_hidden: bool = False,
     ) -> ModelOutput:
-        """ids (B, T). attention_mask (B, past_length + T), True at real tokens, or None when there
-        is no padding. n_loops overrides the number of iterations (inference-time scaling).
+        """ids (B, T). attention_mask (B, past + T), True at real tokens, or None when there is no
+        padding; past is the number of positions `cache` already holds (incremental decoding: the
+        tokens continue the cached ones), 0 without a cache.
+
+        n_loops overrides the number of iterations (inference-time scaling). A stacked model may
+        take one count per seed (seeds drawing different R): a row past its seed's count keeps its
+        residual stream, as if the loop had ended there.
 
         With `halting`, each example stops iterating once the rule fires on its distribution at
         `answer_positions` (B,) (default: its last real token, so right-padded batches are read at
@@ -278,80 +269,119 @@ class Transformer(nn.Module):
         `select` (B, T) bool reads out only those positions (final norm and unembedding, the costly
         end of a small model's step): logits are then (N, V), row-major, as `logits_full[select]`.
 
-        `iterations` (B,) gives each row its own number of iterations (at most n_loops): a row past
-        its count keeps its residual stream, as if the loop had ended there (the seeds of a stacked
-        model drawing different R)."""
+        `return_hidden` keeps the residual stream after every layer of every iteration."""
         B, T = ids.shape
-        n_loops = n_loops or self.cfg.n_loops
-        positions = self._positions(B, T, attention_mask, past_length, ids.device)
+        past = 0 if cache is None else cache.length
+        n_loops, iterations = self._loop_counts(n_loops, B, ids.device)
+        positions = self._positions(B, T, attention_mask, past, ids.device)
         if self.pos_embed is not None:  # rotary and no positions need no check (and no host sync)
-            longest = past_length + T if attention_mask is None else int(positions.max()) + 1
+            longest = past + T if attention_mask is None else int(positions.max()) + 1
             if longest > self.cfg.max_seq_len:
                 raise UserError(f"sequence of {longest} tokens exceeds model.max_seq_len")
         if self.cfg.causal:
-            mask = self._mask(attention_mask, T, past_length)
+            mask = self._mask(attention_mask, T, past)
         else:
             mask = self._prompt_mask(ids, attention_mask, cache)
-        rotary = self._rotary(positions, past_length if attention_mask is None else None)
+        rotary = self._rotary(positions, past if attention_mask is None else None)
 
         token_embeddings = self.embed(ids)
-        same = None
-        if self.cfg.identity_bias is not None:
-            symbol_rows = token_embeddings.detach() if self.cfg.identity_bias_detach else token_embeddings
-            if self.cfg.identity_bias_scope != "all":
-                symbol_rows = symbol_rows * self.same_symbol_tokens[ids].unsqueeze(-1)
-            same = same_symbol_scores(symbol_rows, cache)
+        same = self._same_symbol(ids, token_embeddings, cache)
         if self.pos_embed is not None and self.n_seeds > 1:
             positions = positions.expand(B, T)  # each seed's rows read its own position table
         x = token_embeddings if self.pos_embed is None else token_embeddings + self.pos_embed(positions)
-        x = embedded = self.drop(x)
-        hidden: list[list[Tensor]] = []
-        rows = torch.arange(B, device=ids.device)
-        at = answer_positions
-        if at is None and attention_mask is not None:  # the last real column of each row
-            real = attention_mask[:, past_length:].long() * torch.arange(1, T + 1, device=ids.device)
-            at = real.argmax(-1)
-        elif at is None:
-            at = torch.full((B,), T - 1, device=ids.device)
-        history: list[Tensor] = []
-        halted = torch.zeros(B, dtype=torch.bool, device=ids.device)
-        used = torch.full((B,), n_loops, device=ids.device)
-        for r in range(n_loops):
-            previous = x
-            if r > 0 and self.cfg.input_injection:
-                x = x + embedded
+        embedded = self.drop(x)
+
+        def blocks(x: Tensor, r: int) -> list[Tensor]:
+            """Iteration r of the block stack: the residual stream after each block."""
             layers = []
             for block in self.blocks:
                 x = block(x, token_embeddings, mask, rotary, cache, r, same)
                 layers.append(x)
+            return layers
+
+        if halting is not None and answer_positions is None:
+            answer_positions = self._last_real(B, T, attention_mask, past, ids.device)
+        x, hidden, used = self._iterate(
+            embedded, blocks, n_loops, iterations, halting, answer_positions, return_hidden
+        )
+        if select is None:
+            logits = self.readout(x)
+        elif self.n_seeds == 1:
+            logits = self.readout(x[select])
+        else:  # seed by seed: each selects its own number of positions
+            logits = readout_selected(x, select, self.ln_f, self.unembedding)
+        return ModelOutput(logits, hidden if return_hidden else None, embedded, used)
+
+    def _iterate(
+        self,
+        embedded: Tensor,
+        blocks: Callable[[Tensor, int], list[Tensor]],
+        n_loops: int,
+        iterations: Tensor | None,
+        halting: HaltingRule | None,
+        answer_positions: Tensor | None,
+        return_hidden: bool,
+    ) -> tuple[Tensor, list[list[Tensor]], Tensor | None]:
+        """The block stack applied n_loops times with shared weights, from the embedded input: the
+        last residual stream, every layer of every iteration (with `return_hidden`) and, with
+        `halting`, the iterations each row used. A row past its count in `iterations` (B,), or
+        halted, keeps its stream."""
+        B = embedded.shape[0]
+        x, hidden, history = embedded, [], []
+        rows = torch.arange(B, device=x.device)
+        halted = torch.zeros(B, dtype=torch.bool, device=x.device)
+        used = torch.full((B,), n_loops, device=x.device)
+        for r in range(n_loops):
+            previous = x
+            if r > 0 and self.cfg.input_injection:
+                x = x + embedded
+            layers = blocks(x, r)
+            x = layers[-1]
             if iterations is not None:
                 x = torch.where((r < iterations)[:, None, None], x, previous)
             if return_hidden:
                 hidden.append(layers)
             if halting is not None:
                 x = torch.where(halted[:, None, None], previous, x)
-                history.append(F.log_softmax(self.readout(x[rows, at]).float(), -1))
+                history.append(F.log_softmax(self.readout(x[rows, answer_positions]).float(), -1))
                 stop = halting.stop_mask(torch.stack(history))[-1] & ~halted
                 used = torch.where(stop, r + 1, used)
                 halted = halted | stop
-        if select is None:
-            logits = self.readout(x)
-        else:
-            logits = self.readout(x[select]) if self.n_seeds == 1 else self._readout_selected(x, select)
-        return ModelOutput(logits, hidden if return_hidden else None, embedded, used if halting else None)
+        return x, hidden, used if halting is not None else None
 
     def readout(self, h: Tensor) -> Tensor:
         """Final LayerNorm and unembedding: logits from any residual-stream state."""
         return linear(self.ln_f(h), self.unembedding)
 
-    def _readout_selected(self, x: Tensor, select: Tensor) -> Tensor:
-        """A stacked model's readout of selected positions, seed by seed (each selects its own
-        number of positions), concatenated in row order."""
-        ln, out = self.ln_f, []
-        for s, (h, keep) in enumerate(zip(x.chunk(self.n_seeds), select.chunk(self.n_seeds), strict=True)):
-            normed = F.layer_norm(h[keep], ln.normalized_shape, ln.weight[s], ln.bias[s], ln.eps)
-            out.append(F.linear(normed, self.unembedding[s]))
-        return torch.cat(out)
+    # ---------------------------------------------------------------- loop counts, masks, positions
+    def _loop_counts(
+        self, n_loops: int | Sequence[int] | None, B: int, device: torch.device
+    ) -> tuple[int, Tensor | None]:
+        """The number of iterations to run, and each row's own count when the seeds of a stacked
+        model run different ones (None: every row runs them all)."""
+        if not isinstance(n_loops, (list, tuple)):
+            return n_loops or self.cfg.n_loops, None
+        if len(n_loops) != self.n_seeds:
+            raise ValueError(f"{len(n_loops)} iteration counts for a model of {self.n_seeds} seeds")
+        if len(set(n_loops)) == 1:
+            return n_loops[0], None
+        return max(n_loops), torch.tensor(n_loops, device=device).repeat_interleave(B // len(n_loops))
+
+    def _same_symbol(self, ids: Tensor, token_embeddings: Tensor, cache: KVCache | None) -> Tensor | None:
+        """cos(e_i, e_j) of the raw embedding rows for the same-symbol term (None when it is off)."""
+        if self.cfg.identity_bias is None:
+            return None
+        symbol_rows = token_embeddings.detach() if self.cfg.identity_bias_detach else token_embeddings
+        if self.cfg.identity_bias_scope != "all":
+            symbol_rows = symbol_rows * self.same_symbol_tokens[ids].unsqueeze(-1)
+        return same_symbol_scores(symbol_rows, cache)
+
+    def _last_real(self, B: int, T: int, attention_mask: Tensor | None, past: int, device) -> Tensor:
+        """(B,) the last real column of each row (the last column when there is no padding)."""
+        if attention_mask is None:
+            return torch.full((B,), T - 1, device=device)
+        real = attention_mask[:, past:].long() * torch.arange(1, T + 1, device=device)
+        return real.argmax(-1)
 
     def _positions(self, B: int, T: int, attention_mask: Tensor | None, past: int, device) -> Tensor:
         if attention_mask is None:  # (1, T): broadcast over the batch
@@ -392,53 +422,3 @@ class Transformer(nn.Module):
         if key is not None and len(self._rotary_cache) < 4096:
             self._rotary_cache[key] = tables
         return tables
-
-    # ---------------------------------------------------------------- generation
-    @torch.no_grad()
-    def generate(
-        self,
-        prompts: list[list[int]],
-        max_new_tokens: int,
-        eos_id: int,
-        pad_id: int = 0,
-        n_loops: int | None = None,
-        halting: HaltingRule | None = None,
-    ) -> list[list[int]]:
-        """Batched greedy decoding with a KV cache. Prompts are left-padded; returns the new tokens
-        of each prompt, up to and including eos (or max_new_tokens). With `halting` every token is
-        decoded by a full forward pass (cached keys would mix iterations of halted positions)."""
-        if not self.cfg.causal:
-            raise UserError("a model with model.causal=false reads whole prompts: it does not generate")
-        device = self.embed.weight.device
-        width = max(len(p) for p in prompts)
-        ids = torch.full((len(prompts), width), pad_id, dtype=torch.long, device=device)
-        mask = torch.zeros_like(ids, dtype=torch.bool)
-        for i, p in enumerate(prompts):
-            ids[i, width - len(p) :] = torch.tensor(p, device=device)
-            mask[i, width - len(p) :] = True
-        cache = None if halting else KVCache()
-        logits = self(ids, mask, n_loops=n_loops, cache=cache, halting=halting).logits[:, -1]
-        out = torch.empty(len(prompts), 0, dtype=torch.long, device=device)
-        done = torch.zeros(len(prompts), dtype=torch.bool, device=device)
-        for _ in range(max_new_tokens):
-            nxt = logits.argmax(-1).masked_fill(done, eos_id)
-            out = torch.cat([out, nxt[:, None]], dim=1)
-            done = done | (nxt == eos_id)
-            if bool(done.all()):
-                break
-            past = mask.shape[1]
-            mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
-            if halting is None:
-                logits = self(nxt[:, None], mask, n_loops=n_loops, cache=cache, past_length=past).logits[
-                    :, -1
-                ]
-            else:
-                ids = torch.cat([ids, nxt[:, None]], dim=1)
-                logits = self(ids, mask, n_loops=n_loops, halting=halting).logits[:, -1]
-        result = []
-        for row in out.tolist():
-            result.append(row[: row.index(eos_id) + 1] if eos_id in row else row)
-        return result
-
-    def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())

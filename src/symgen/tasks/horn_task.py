@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from symgen.errors import UserError
+from symgen.models.generate import generate
 from symgen.models.transformer import Transformer
 from symgen.tasks import horn, horn_generator, horn_text
 from symgen.tasks.base import IGNORE, Batch, Task, epoch_indices, generator_config, pad_batch
@@ -248,7 +249,7 @@ class HornTask(Task):
         for start in range(0, len(records), self.cfg.eval_batch_size):
             chunk = records[start : start + self.cfg.eval_batch_size]
             prompts = [self.encode(self.prompt_tokens(r)) for r in chunk]
-            new = model.generate(prompts, self.max_new_tokens, self.eos_id, self.pad_id)
+            new = generate(model, prompts, self.max_new_tokens, self.eos_id, self.pad_id)
             outputs.extend([self.vocab[i] for i in row] for row in new)
         return outputs
 

@@ -2,7 +2,7 @@
 
 Each seed is an ordinary `Trainer` — its own task and data stream, hooks (interventions,
 curriculum), AdamW, learning rate, gradient clipping, log, checkpoints and run directory — whose
-model's parameters are views of one seed of a stacked model (`Transformer.stack`). A step draws
+model's parameters are views of one seed of a stacked model (`symgen.models.stacking`). A step draws
 every seed's batch, runs one forward and backward pass of the stacked model over all of them (the
 loss is each seed's own mean, summed, so each seed's gradient is exactly its own), hands each seed
 its slice of the gradients and lets it finish the step as a single run would. Seeds that drew
@@ -27,7 +27,7 @@ import torch.nn.functional as F
 
 from symgen.config import ExperimentConfig
 from symgen.errors import UserError, writable_dir
-from symgen.models.transformer import Transformer
+from symgen.models.stacking import share_seed, stack
 from symgen.tasks.base import IGNORE, Batch
 from symgen.training import checkpoint as ckpt
 from symgen.training.build import announce, prepare_trainer
@@ -50,9 +50,9 @@ class StackedTrainer:
         if any(lane.dist.active for lane in lanes):
             raise UserError("stacked seeds (--seeds) train in one process, not under torchrun")
         self.lanes, self.progress = lanes, progress
-        self.model = Transformer.stack([lane.model for lane in lanes])
+        self.model = stack([lane.model for lane in lanes])
         for index, lane in enumerate(lanes):
-            lane.model.share_seed(self.model, index)
+            share_seed(lane.model, self.model, index)
         self.pad_id = lanes[0].task.pad_id if lanes[0].task.pad_id is not None else 0
 
     def train_step(self) -> None:
@@ -63,13 +63,10 @@ class StackedTrainer:
         inputs = torch.cat([b.inputs for b in batches])
         targets_full = torch.cat([b.targets for b in batches])
         rows = batches[0].inputs.shape[0]
-        loops = [lane.n_loops for lane in lanes]
-        iterations = None
-        if len(set(loops)) > 1:
-            iterations = torch.tensor(loops, device=inputs.device).repeat_interleave(rows)
+        loops = [lane.n_loops for lane in lanes]  # one per seed: seeds may draw different R
         scored = targets_full != IGNORE
         with lanes[0].autocast():
-            logits = self.model(inputs, n_loops=max(loops), select=scored, iterations=iterations).logits
+            logits = self.model(inputs, n_loops=loops, select=scored).logits
         targets = targets_full[scored]
         token_loss = F.cross_entropy(
             logits.float(), targets, label_smoothing=lanes[0].cfg.train.label_smoothing, reduction="none"
