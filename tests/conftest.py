@@ -38,3 +38,8 @@ def symgen(*args: str, cwd: Path | None = None, timeout: float = 120) -> subproc
 @pytest.fixture
 def tiny_overrides() -> list[str]:
     return list(TINY)
+
+
+def plan_overrides(experiment: object, suite: str, run: str) -> list[str]:
+    """The overrides an experiment's runs.yaml gives one of its runs in a suite."""
+    return next(r.overrides for r in experiment.runs(suite) if r.name == run)

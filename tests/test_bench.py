@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from conftest import symgen
 
-from symgen.bench import benchmark
 from symgen.errors import UserError
+from symgen.experiments.speed.bench import benchmark
 
 
 def test_bench_times_every_side_and_stacked_seeds_at_the_kg_quick_size():

@@ -3,10 +3,13 @@
 from pathlib import Path
 
 import pytest
+from conftest import plan_overrides
 
 from symgen.config import dump, resolve
-from symgen.experiments.kg_depth import PAPER, PAPER_DYNAMIC, KGDepthExperiment, dynamic_loops
-from symgen.experiments.kg_systematic import KGSystematicExperiment, final_accuracies
+from symgen.experiments.kg_depth.experiment import KGDepthExperiment, dynamic_loops
+from symgen.experiments.kg_systematic.experiment import KGSystematicExperiment, final_accuracies
+
+PAPER_DYNAMIC_RUN = plan_overrides(KGDepthExperiment(), "paper", "kg-depth-dynamic")
 
 
 def test_b53_needs_depth_growing_with_r():
@@ -21,7 +24,7 @@ def test_b53_needs_depth_growing_with_r():
     [
         ([], "clip(Poisson(4), 2, 8)", 4.08),
         (["train.loops_lambda=5.0", "train.loops_min=3"], "clip(Poisson(5), 3, 8)", 5.05),
-        (PAPER + PAPER_DYNAMIC, "clip(Poisson(4), 2, 8)", 4.08),
+        (PAPER_DYNAMIC_RUN, "clip(Poisson(4), 2, 8)", 4.08),
     ],
 )
 def test_dynamic_runs_are_labelled_from_their_own_config(tmp_path: Path, overrides, label, mean):
@@ -84,7 +87,7 @@ def test_b51_at_paper_scale_judges_speed_and_level_part_by_part():
 
 
 def test_learned_step_is_the_first_step_near_the_final_level():
-    from symgen.experiments.kg_systematic import learned_step
+    from symgen.experiments.kg_systematic.experiment import learned_step
 
     ys = [0.0, 0.2, 0.5, 0.69, 0.72, 0.76, 0.75]
     records = [{"step": 100 * i, "eval/ood/accuracy": y} for i, y in enumerate(ys)]
@@ -133,7 +136,7 @@ def test_final_accuracy_averages_the_last_evaluations():
 
 
 def test_depth_under_halting_is_the_deepest_hop_at_06():
-    from symgen.experiments.kg_inside import _depth_under_halting
+    from symgen.experiments.kg_inside.experiment import _depth_under_halting
 
     def rows(accuracy: float) -> list[dict]:  # KL + entropy first, then KL-only
         return [{"accuracy": accuracy}, {"accuracy": 0.0}]

@@ -3,7 +3,7 @@ from pathlib import Path
 from symgen.analysis.plots import line_figure
 from symgen.experiments.claims import Claim
 from symgen.experiments.report import write_report
-from symgen.experiments.suite import Section, Table
+from symgen.experiments.types import Section, Table
 
 
 def test_report_names_its_scale_links_evidence_and_wraps_wide_tables(tmp_path: Path):

@@ -4,7 +4,8 @@ from pathlib import Path
 import yaml
 from conftest import symgen
 
-from symgen.experiments.claims import PAPER_CLAIMS, VERDICTS
+from symgen.experiments.claims import VERDICTS
+from symgen.experiments.registry import default_claims
 
 JUDGED = [v for v in VERDICTS if v != "not run"]
 
@@ -14,7 +15,7 @@ def test_smoke_suite_runs_every_experiment_and_fills_every_claim(tmp_path: Path)
     result = symgen("reproduce", "--suite", "smoke", "--out", str(out), "--no-progress", timeout=1200)
     assert result.returncode == 0, result.stderr[-2000:]
     claims = json.loads((out / "claims.json").read_text())
-    assert [c["id"] for c in claims] == list(PAPER_CLAIMS)
+    assert [c["id"] for c in claims] == list(default_claims())
     assert all(
         set(c) == {"id", "claim", "paper", "measured", "verdict", "evidence", "values"} for c in claims
     )

@@ -2,16 +2,18 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import symgen
+from conftest import plan_overrides, symgen
 
 from symgen.analysis import loop_report
 from symgen.config import resolve
 from symgen.errors import UserError
-from symgen.experiments.kg_depth import SMOKE as DEPTH_SMOKE
-from symgen.experiments.kg_systematic import SMOKE as SYSTEMATIC_SMOKE
+from symgen.experiments.kg_depth.experiment import KGDepthExperiment
+from symgen.experiments.kg_systematic.experiment import KGSystematicExperiment
 from symgen.training.run import train_run
 
 # the experiments' smoke sizes, with checkpoints kept every 20 steps for the lens
+DEPTH_SMOKE = [o for o in plan_overrides(KGDepthExperiment(), "smoke", "kg-depth-r1") if "n_loops" not in o]
+SYSTEMATIC_SMOKE = plan_overrides(KGSystematicExperiment(), "smoke", "kg-sys-vanilla")
 DEPTH = [*DEPTH_SMOKE, "train.steps=40", "train.checkpoint_every=20"]
 SYSTEMATIC = [*SYSTEMATIC_SMOKE, "train.steps=40", "train.checkpoint_every=20", "train.keep_checkpoints=0"]
 

@@ -10,7 +10,7 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from symgen.errors import UserError  # noqa: E402
-from symgen.experiments.finetune_pretrained import FinetuneSettings, finetune, syntax_ids  # noqa: E402
+from symgen.experiments.transfer.finetune_pretrained import FinetuneSettings, finetune, syntax_ids  # noqa: E402
 from symgen.measures.collapse import pairwise_cosines  # noqa: E402
 from symgen.models.hf import HFCausalLM  # noqa: E402
 
@@ -69,7 +69,7 @@ def test_finetune_runs_on_the_chosen_rows_and_learns(tiny_lm: Path, tmp_path: Pa
 
 
 def test_repair_spreads_the_collapsed_rows(tiny_lm: Path, tmp_path: Path):
-    from symgen.experiments.finetune_pretrained import _load_causal_lm, _repair
+    from symgen.experiments.transfer.finetune_pretrained import _load_causal_lm, _repair
 
     net = HFCausalLM(_load_causal_lm(str(tiny_lm)))
     rows = torch.arange(100, 100 + N_RESERVED)

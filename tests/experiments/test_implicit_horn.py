@@ -3,9 +3,9 @@
 from pathlib import Path
 
 from symgen.experiments.claims import verdict_of
-from symgen.experiments.implicit_horn import LEARNED_RUN as LEARNED
-from symgen.experiments.implicit_horn import LOOPED_RUN as LOOPED
-from symgen.experiments.implicit_horn import VANILLA_RUN, claim_c1, claim_c2, claim_c3
+from symgen.experiments.implicit_horn.experiment import LEARNED_RUN as LEARNED
+from symgen.experiments.implicit_horn.experiment import LOOPED_RUN as LOOPED
+from symgen.experiments.implicit_horn.experiment import VANILLA_RUN, claim_c1, claim_c2, claim_c3
 from symgen.measures.metrics import rank_correlation
 
 
@@ -67,17 +67,18 @@ def test_verdict_ofs_and_rank_correlation():
 
 
 def test_a_claim_checked_part_by_part_names_the_part_that_fails():
-    from symgen.experiments.claims import parts_claim
+    from symgen.experiments.claims import Statement, parts_claim
 
-    both = parts_claim("B5.5", {"margins peak then fall": True, "dynamic decays more slowly": True}, [])
-    one = parts_claim("B5.5", {"margins peak then fall": True, "dynamic decays more slowly": False}, [])
-    none = parts_claim("B5.6", {"beats KL-only": False, "tracks depth": False}, [])
+    b51, b55, b56 = (Statement(cid, "", "") for cid in ("B5.1", "B5.5", "B5.6"))
+    both = parts_claim(b55, {"margins peak then fall": True, "dynamic decays more slowly": True}, [])
+    one = parts_claim(b55, {"margins peak then fall": True, "dynamic decays more slowly": False}, [])
+    none = parts_claim(b56, {"beats KL-only": False, "tracks depth": False}, [])
     assert (both.verdict, one.verdict, none.verdict) == ("reproduced", "partly reproduced", "not reproduced")
     assert "dynamic decays more slowly: no" in one.measured
     # a part the suite cannot test is printed as such and left out of the verdict
-    unjudged = parts_claim("B5.1", {"looped generalize": True, "R = 4 faster (no R = 2 run)": None}, [])
+    unjudged = parts_claim(b51, {"looped generalize": True, "R = 4 faster (no R = 2 run)": None}, [])
     assert unjudged.verdict == "reproduced" and "no R = 2 run): not judged" in unjudged.measured
-    assert parts_claim("B5.1", {"R = 4 faster (no R = 2 run)": None}, []).verdict == "not judged"
+    assert parts_claim(b51, {"R = 4 faster (no R = 2 run)": None}, []).verdict == "not judged"
 
 
 def test_models_at_chance_leave_c1_and_c3_not_judged():

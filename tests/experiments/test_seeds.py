@@ -5,10 +5,10 @@ from pathlib import Path
 
 from symgen.analysis.plots import line_figure
 from symgen.experiments.claims import merge_seeds
-from symgen.experiments.kg_systematic import KGSystematicExperiment
+from symgen.experiments.kg_systematic.experiment import KGSystematicExperiment
 from symgen.experiments.report import write_report
 from symgen.experiments.seeds import combine_sections, merge_cells
-from symgen.experiments.suite import Section, Table
+from symgen.experiments.types import Section, Table
 
 TIMING = {"wall_seconds": 1, "train_seconds_of_runs": 1}
 

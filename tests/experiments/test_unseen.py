@@ -1,8 +1,11 @@
 import json
 from pathlib import Path
 
+from conftest import plan_overrides
+
 from symgen.config import dump, resolve
-from symgen.experiments.unseen import SMOKE, UnseenSymbolsExperiment, _a71_per_seed, methods, run_name
+from symgen.experiments.unseen.claims import _a71_per_seed, run_name
+from symgen.experiments.unseen.experiment import UnseenSymbolsExperiment, method_runs
 from symgen.tasks.horn_text import TARGET_ROLES
 from symgen.tasks.registry import make_task
 from symgen.training.build import build_model
@@ -23,7 +26,7 @@ def fake_run(
     (path / "summary.json").write_text(json.dumps(summary))
     lines = [{"step": 5, **final}, {"step": 10, **final}]
     (path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
-    cfg = resolve("horn-standard", [o for o in SMOKE if not o.startswith("train.forget")])
+    cfg = resolve("horn-standard", plan_overrides(UnseenSymbolsExperiment(), "smoke", "unseen-standard"))
     (path / "config.yaml").write_text(dump(cfg))
     model = build_model(cfg, make_task(cfg.task, cfg.seed))
     atomic_save_tensors(path / "final.safetensors", {f"model.{k}": v for k, v in model.state_dict().items()})
@@ -52,6 +55,10 @@ def runs(
     return dirs
 
 
+def runs_of_quick(tmp_path: Path) -> dict[str, Path]:
+    return {r.name: tmp_path / r.name for r in UnseenSymbolsExperiment().runs("quick")}
+
+
 def test_claims_follow_the_measured_numbers(tmp_path: Path):
     section = UnseenSymbolsExperiment().analyze("quick", runs(tmp_path / "a", 0.9), tmp_path / "fig")
     verdicts = {c.id: c.verdict for c in section.claims}
@@ -60,11 +67,15 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     assert all(f.exists() for f in section.figures)
     assert any(f.name == "unseen_cosine_histogram.png" for f in section.figures)
     names = [row[0] for row in section.tables[0].rows]
-    assert set(names) == set(methods("quick")) and names.count("copy_forget+β") == 2  # as trained, re-drawn
+    assert (
+        set(names) == set(method_runs(runs_of_quick(tmp_path))) and names.count("copy_forget+β") == 2
+    )  # as trained, re-drawn
     assert [row[0] for row in section.tables[1].rows] == names  # the diagnostics, row for row
-    assert [row[0] for row in section.tables[2].rows] == [200]
+    assert [row[0] for row in section.tables[2].rows] == [20]  # the copy run's own n_seen (smoke task here)
     roles = section.tables[3]
-    assert len(roles.rows) == 2 * len(methods("quick")) and roles.headers[2:] == list(TARGET_ROLES)
+    assert len(roles.rows) == 2 * len(method_runs(runs_of_quick(tmp_path))) and roles.headers[2:] == list(
+        TARGET_ROLES
+    )
     assert run_name("copy_forget+β", 1) == "unseen-copy_forget-ss-seed1"
 
     # frozen embeddings at 0.5 on all_unseen: A7.3 fails in both families, the rest stands
@@ -101,7 +112,7 @@ def test_smoke_runs_are_tiny_and_forget_settings_go_only_to_forgetting_recipes()
 
 
 def test_ablation_tables_every_variant_and_every_quick_run(tmp_path: Path):
-    from symgen.experiments.unseen_ablation import VARIANTS, UnseenAblationExperiment
+    from symgen.experiments.unseen_ablation.experiment import UnseenAblationExperiment
 
     exp = UnseenAblationExperiment()
     dirs = runs(tmp_path, 0.9)
@@ -111,13 +122,14 @@ def test_ablation_tables_every_variant_and_every_quick_run(tmp_path: Path):
         if not (dirs[spec.name] / "summary.json").exists():
             fake_run(dirs[spec.name], {"all_seen": 0.9, "query_unseen": 0.8, "all_unseen": 0.7}, 0.0)
     reduced = {s.name: s for s in specs if s.name.startswith("ablation-")}
-    assert len(reduced) == len(VARIANTS)
+    labels = [s.label for s in reduced.values()]
+    assert len(reduced) == 10 and all(labels) and len(set(labels)) == len(labels)
     assert all("task.max_depth=1" in s.overrides for s in reduced.values())
     assert "train.intervention_rows=all" in reduced["ablation-copy-forget-all-rows-ss"].overrides
     section = exp.analyze("quick", {s.name: dirs[s.name] for s in specs}, tmp_path / "fig")
     small, quick = section.tables
-    assert [r[0] for r in small.rows] == list(VARIANTS)
-    assert [r[6] for r in small.rows] == [0.8] * len(VARIANTS)  # query_unseen exact match column
+    assert [r[0] for r in small.rows] == labels
+    assert [r[6] for r in small.rows] == [0.8] * len(labels)  # query_unseen exact match column
     assert (
         len(quick.rows) == len(UnseenSymbolsExperiment().runs("quick")) + 3
     )  # three forgetting runs re-drawn

@@ -5,7 +5,8 @@ import torch
 
 from symgen.config import resolve
 from symgen.errors import UserError
-from symgen.experiments.suite import RunSpec, _dependency_order
+from symgen.experiments.suite import _dependency_order
+from symgen.experiments.types import RunSpec
 from symgen.measures.collapse import pairwise_cosines
 from symgen.tasks.registry import make_task
 from symgen.training.build import build_model

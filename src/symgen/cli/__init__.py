@@ -97,7 +97,8 @@ def reproduce(
 
     With --seeds N every run trains at N seeds, every experiment is analysed per seed, and each
     claim's verdict holds only if it holds in every seed (`partly reproduced` names the others)."""
-    from symgen.experiments.suite import list_suite, run_suite
+    from symgen.experiments.registry import list_suite
+    from symgen.experiments.suite import run_suite
 
     if list_:
         click.echo(list_suite(suite, only))
@@ -123,8 +124,8 @@ def bench(
 
     import torch
 
-    from symgen.bench import benchmark
     from symgen.cli.seeds import parse_seeds
+    from symgen.experiments.speed.bench import benchmark
 
     if threads < 1:
         raise UserError(f"--threads {threads}: must be >= 1")

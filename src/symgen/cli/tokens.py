@@ -78,7 +78,7 @@ def repair_cmd(model: str, out: Path, method: str, seed: int, token_spec: str | 
 @click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda or cuda:N.")
 @click.option("--seed", default=0, show_default=True)
 def finetune_cmd(model: str, out: Path, **options: object) -> None:
-    from symgen.experiments.finetune_pretrained import FinetuneSettings, finetune
+    from symgen.experiments.transfer.finetune_pretrained import FinetuneSettings, finetune
 
     summary = finetune(model, out, FinetuneSettings(**options))  # type: ignore[arg-type]
     reached = summary["steps_to_target"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 
 from symgen.experiments.claims import VERDICTS, Claim
-from symgen.experiments.suite import Section, Table
+from symgen.experiments.types import Section, Table
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;color:#222}

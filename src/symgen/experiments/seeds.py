@@ -5,7 +5,7 @@ figures appear side by side, each captioned with its seed."""
 
 from __future__ import annotations
 
-from symgen.experiments.suite import Section, Table
+from symgen.experiments.types import Section, Table
 
 
 def combine_sections(by_seed: dict[int, Section]) -> Section:

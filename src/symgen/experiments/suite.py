@@ -2,8 +2,8 @@
 
 An experiment names its runs per suite (smoke | quick | paper: the same recipes with other
 numbers) and turns finished run directories into a report section with figures, tables and
-claims. Runs of all selected experiments are trained first — side by side with `--jobs N` — then
-each experiment analyses its own.
+claims (`symgen.experiments.types`). Runs of all selected experiments are trained first — side by
+side with `--jobs N` — then each experiment analyses its own.
 """
 
 from __future__ import annotations
@@ -14,125 +14,21 @@ import subprocess
 import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from symgen.config import ExperimentConfig, resolve
 from symgen.errors import UserError, writable_dir
-from symgen.experiments.claims import Claim, default_claims, merge_seeds
+from symgen.experiments.claims import Claim, merge_seeds
+from symgen.experiments.registry import default_claims, select
+from symgen.experiments.report import write_report
+from symgen.experiments.seeds import combine_sections
+from symgen.experiments.types import Experiment, RunSpec, Section
 from symgen.training.run import train_run
-from symgen.training.run_dir import check_resumable, is_finished, read_summary, seed_dir
+from symgen.training.run_dir import check_resumable, read_summary, seed_dir
 from symgen.training.stacked import train_seeds
-
-SUITES = ("smoke", "quick", "paper")
-
-
-@dataclass
-class RunSpec:
-    """One training run of a suite. Overrides may name `{runs}`, the suite's run directory (a
-    fine-tune's `train.init_from={runs}/pretrain`); runs listed in `after` are trained first."""
-
-    name: str  # directory under OUT/runs/, unique in the suite
-    recipe: str
-    overrides: list[str] = field(default_factory=list)
-    after: list[str] = field(default_factory=list)
-    seeds: tuple[int, ...] = ()  # several seeds trained as one stacked model: OUT/runs/NAME/seed-N
-    suite_seeds: bool = False  # seeds given by `reproduce --seeds`: the experiment is analysed per seed
-
-    def resolved_overrides(self, run_root: Path) -> list[str]:
-        return [o.replace("{runs}", str(run_root)) for o in self.overrides]
-
-    def run_dirs(self, run_root: Path) -> list[Path]:
-        """The ordinary run directories this spec trains (one per seed when stacked)."""
-        if not self.seeds:
-            return [run_root / self.name]
-        return [seed_dir(run_root / self.name, s) for s in self.seeds]
-
-    def finished(self, run_root: Path) -> bool:
-        return all(is_finished(d) for d in self.run_dirs(run_root))
-
-
-@dataclass
-class Table:
-    headers: list[str]
-    rows: list[list[object]]
-    caption: str = ""
-
-
-@dataclass
-class Section:
-    title: str
-    paragraphs: list[str] = field(default_factory=list)
-    figures: list[Path] = field(default_factory=list)
-    tables: list[Table] = field(default_factory=list)
-    claims: list[Claim] = field(default_factory=list)
-    figure_notes: dict[str, str] = field(default_factory=dict)  # a caption per figure path (its seed)
-
-
-class Experiment:
-    name = "experiment"
-    title = "Experiment"
-    suites: tuple[str, ...] = SUITES  # the suites this experiment belongs to
-    report_unasked = True  # reported whenever its runs are finished, also when --only leaves it out
-
-    def runs(self, suite: str) -> list[RunSpec]:
-        raise NotImplementedError
-
-    def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
-        raise NotImplementedError
-
-
-def experiments() -> list[Experiment]:
-    from symgen.experiments.implicit_horn import ImplicitHornExperiment
-    from symgen.experiments.kg_depth import KGDepthExperiment
-    from symgen.experiments.kg_inside import KGInsideExperiment
-    from symgen.experiments.kg_systematic import KGSystematicExperiment
-    from symgen.experiments.reverse import ReverseExperiment
-    from symgen.experiments.speed import SpeedExperiment
-    from symgen.experiments.theory import TheoryExperiment
-    from symgen.experiments.transfer import TransferExperiment
-    from symgen.experiments.unseen import UnseenSymbolsExperiment
-    from symgen.experiments.unseen_ablation import UnseenAblationExperiment
-
-    return [
-        ReverseExperiment(),
-        UnseenSymbolsExperiment(),
-        UnseenAblationExperiment(),
-        TheoryExperiment(),
-        TransferExperiment(),
-        KGSystematicExperiment(),
-        KGDepthExperiment(),
-        KGInsideExperiment(),
-        ImplicitHornExperiment(),
-        SpeedExperiment(),
-    ]
-
-
-def select(suite: str, only: str | None) -> list[Experiment]:
-    if suite not in SUITES:
-        raise UserError(f"--suite {suite!r}: allowed are {', '.join(SUITES)}")
-    chosen = [e for e in experiments() if suite in e.suites]
-    if only:
-        names = [n.strip() for n in only.split(",") if n.strip()]
-        known = {e.name for e in chosen}
-        unknown = [n for n in names if n not in known]
-        if unknown:
-            raise UserError(
-                f"--only {unknown[0]!r}: experiments of suite {suite} are {', '.join(sorted(known))}"
-            )
-        chosen = [e for e in chosen if e.name in names]
-    return chosen
-
-
-def list_suite(suite: str, only: str | None) -> str:
-    lines = []
-    for exp in select(suite, only):
-        lines.append(f"{exp.name}\t{exp.title}")
-        for run in exp.runs(suite):
-            lines.append(f"  {run.name}\t{run.recipe} {' '.join(run.overrides)}".rstrip())
-    return "\n".join(lines)
 
 
 def _train_in_subprocess(run: RunSpec, run_root: Path) -> None:
@@ -257,9 +153,6 @@ def run_suite(
     progress: bool = True,
     seeds: int | None = None,
 ) -> Path:
-    from symgen.experiments.report import write_report
-    from symgen.experiments.seeds import combine_sections
-
     started = time.time()
     chosen = select(suite, only)  # refuses an unknown suite first
     n_seeds = DEFAULT_SEEDS[suite] if seeds is None else seeds

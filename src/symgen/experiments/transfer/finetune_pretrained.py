@@ -28,7 +28,7 @@ from symgen.analysis.pretrained_io import open_checkpoint, ordinary_ids, reserve
 from symgen.config import ExperimentConfig
 from symgen.config.train import TrainConfig
 from symgen.errors import UserError
-from symgen.experiments.transfer import TARGET
+from symgen.experiments.transfer.experiment import TARGET
 from symgen.measures.metrics import curve, first_crossing, read_metrics
 from symgen.measures.rows import new_rows
 from symgen.models.hf import HFCausalLM

@@ -16,17 +16,19 @@ from pathlib import Path
 import yaml
 
 from symgen.analysis.plots import line_figure
+from symgen.analysis.pretrained import scan, write_scan
 from symgen.errors import UserError
-from symgen.experiments.claims import PAPER_CLAIMS, Claim
-from symgen.experiments.suite import Experiment, RunSpec, Section, Table
+from symgen.experiments.claims import Claim
+from symgen.experiments.transfer.claims import A76, STATEMENTS
+from symgen.experiments.types import Experiment, Section, Table
 from symgen.measures.metrics import curve, first_crossing, read_metrics
 
 TARGET = 0.9
 RATIO = 3.0  # the threshold: collapsed rows need >= 3x the steps (paper: ~10x)
-CONDITIONS = {
-    "transfer-ft-reserved": ("collapsed reserved rows", ["task.symbols=reserved"]),
-    "transfer-ft-ordinary": ("ordinary word rows", ["task.symbols=ordinary"]),
-    "transfer-ft-repaired": ("repaired reserved rows", ["task.symbols=reserved", "train.init_repair=random"]),
+CONDITIONS = {  # fine-tune run -> what its symbols are
+    "transfer-ft-reserved": "collapsed reserved rows",
+    "transfer-ft-ordinary": "ordinary word rows",
+    "transfer-ft-repaired": "repaired reserved rows",
 }
 PROBLEM_TEXT = {
     "reverse": "The problems are sequence reversal over the fine-tuned symbols (task.problem=reverse; the "
@@ -34,34 +36,13 @@ PROBLEM_TEXT = {
     "horn": "The problems are Horn-clause problems with a chain of thought over the fine-tuned symbols "
     "(task.problem=horn).",
 }
-SMOKE = [
-    "model.d_model=32",
-    "model.n_heads=2",
-    "task.n_test=64",
-    "task.horn.n_test=16",
-    "train.eval_every=10",
-    "train.checkpoint_every=20",
-]
 
 
 class TransferExperiment(Experiment):
     name = "transfer"
     title = "Reserved tokens: collapsed in real models, slow to fine-tune from (A7.6)"
 
-    def runs(self, suite: str) -> list[RunSpec]:
-        pre = ["train.steps=40", *SMOKE] if suite == "smoke" else []
-        ft = ["train.steps=40", *SMOKE] if suite == "smoke" else []
-        if suite == "paper":  # Horn problems, a wider model; Gemma itself: `symgen tokens finetune`
-            ft = ["task.problem=horn", "model.d_model=512", "model.n_heads=8", "model.n_layers=4"]
-            ft = [*ft, "model.positions=rotary"]
-            pre = [*ft, "train.steps=20000"]
-        specs = [RunSpec("transfer-pretrain", "transfer-pretrain", pre)]
-        for name, (_, overrides) in CONDITIONS.items():
-            init = "train.init_from={runs}/transfer-pretrain"
-            specs.append(
-                RunSpec(name, "transfer-finetune", [*overrides, *ft, init], after=["transfer-pretrain"])
-            )
-        return specs
+    statements = STATEMENTS
 
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
         records = {name: read_metrics(run_dirs[name]) for name in CONDITIONS}
@@ -69,7 +50,7 @@ class TransferExperiment(Experiment):
         budget = {name: rec[-1]["step"] for name, rec in records.items()}
         figure = line_figure(
             figure_dir / "transfer_finetune.png",
-            {CONDITIONS[n][0]: curve(rec, "eval/exact_match") for n, rec in records.items()},
+            {CONDITIONS[n]: curve(rec, "eval/exact_match") for n, rec in records.items()},
             "fine-tuning step",
             "held-out exact match",
             "Fine-tuning from collapsed, ordinary and repaired rows",
@@ -80,7 +61,7 @@ class TransferExperiment(Experiment):
         reserved_cos = cos[-1]["collapse/unseen_in_mean_cos"] if cos else None
         rows = [
             [
-                CONDITIONS[n][0],
+                CONDITIONS[n],
                 "never" if steps[n] is None else steps[n],
                 budget[n],
                 records[n][-1].get("eval/exact_match", float("nan")),
@@ -121,8 +102,6 @@ class TransferExperiment(Experiment):
 
 
 def _scan_gemma(figure_dir: Path) -> dict | None:
-    from symgen.analysis.pretrained import scan, write_scan
-
     try:
         result = scan("gemma-3-270m")
     except UserError:  # the model package is not installed: the claim says so
@@ -132,7 +111,6 @@ def _scan_gemma(figure_dir: Path) -> dict | None:
 
 
 def _claim(steps: dict[str, int | None], budget: dict[str, int], scan: dict | None) -> Claim:
-    text, paper = PAPER_CLAIMS["A7.6"]
     collapsed = steps["transfer-ft-reserved"]
     others = [s for n, s in steps.items() if n != "transfer-ft-reserved" and s is not None]
 
@@ -169,4 +147,4 @@ def _claim(steps: dict[str, int | None], budget: dict[str, int], scan: dict | No
             "reserved_mean_cosine": scan["reserved"]["mean_cosine"],
             "ordinary_mean_cosine": scan["ordinary"]["mean_cosine"],
         }
-    return Claim("A7.6", text, paper, "; ".join(parts), verdict, ["transfer_finetune.png"], values)
+    return A76.judged("; ".join(parts), verdict, ["transfer_finetune.png"], values)

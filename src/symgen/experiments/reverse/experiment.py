@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from symgen.analysis.plots import line_figure
-from symgen.experiments.suite import Experiment, RunSpec, Section, Table
+from symgen.experiments.types import Experiment, Section, Table
 from symgen.measures.metrics import curve, first_crossing, read_metrics
 from symgen.training.run_dir import read_summary
 
@@ -17,12 +17,6 @@ BUDGET_S = 180.0
 class ReverseExperiment(Experiment):
     name = "reverse"
     title = "Core check: sequence reversal over 200 symbols"
-
-    def runs(self, suite: str) -> list[RunSpec]:
-        if suite == "smoke":
-            small = ["model.d_model=32", "model.n_heads=2", "train.steps=40", "train.eval_every=20"]
-            return [RunSpec("reverse", "reverse", small + ["task.n_test=64", "train.checkpoint_every=20"])]
-        return [RunSpec("reverse", "reverse")]
 
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
         run = run_dirs["reverse"]

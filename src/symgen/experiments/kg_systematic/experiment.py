@@ -7,10 +7,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
+
 from symgen.analysis.grokking import grokking_figure, in_order, phase_times
 from symgen.analysis.plots import line_figure
 from symgen.experiments.claims import Claim, parts_claim
-from symgen.experiments.suite import Experiment, RunSpec, Section, Table
+from symgen.experiments.kg_systematic.claims import B51, STATEMENTS
+from symgen.experiments.types import Experiment, Section, Table
 from symgen.measures.metrics import curve, first_crossing, read_metrics
 from symgen.training.run_dir import read_summary
 
@@ -21,81 +24,12 @@ PAPER_OOD_TOLERANCE = 0.05  # "≈": a level within this of PAPER_OOD matches it
 LEARNED_FRACTION = 0.9  # a run has learned OOD at the first step reaching this fraction of its final OOD
 LAST_EVALS = 3  # final numbers average the last evaluations (single ones swing by a few points)
 
-# tiny model and run shared by the smoke runs of both knowledge-graph experiments
-SMOKE_TRAINING = [
-    "model.d_model=32",
-    "train.batch_size=64",
-    "train.steps=60",
-    "train.eval_every=20",
-    "train.checkpoint_every=60",
-    "train.warmup_steps=10",
-]
-SMOKE = [
-    "task.entities=20",
-    "task.relations=10",
-    "task.out_degree=5",
-    "task.phi=2.0",
-    "task.n_test_id=64",
-    "task.n_test_ood=64",
-    "task.n_eval_train=64",
-    *SMOKE_TRAINING,
-]
-
-# SPEC B1/B2/B3 and Appendix: |E| = 2000, |R| = 200, 5 % OOD, phi = 7.2; 4 GPT-2 blocks, d = 768,
-# 12 heads; AdamW lr 1e-4, 2000 warm-up, constant, wd 0.01, batch 512 (the paper's text); uniform
-# sampling over all training rows. ~2k epochs of 313.6k rows ≈ 1.25M steps (R = 4 converged there).
-# the paper's model and optimizer (SPEC B2/B3, Appendix), shared by both knowledge-graph experiments
-PAPER_TRAINING = [
-    "model.d_model=768",
-    "model.n_heads=12",
-    "model.n_layers=4",
-    "train.batch_size=512",
-    "train.lr=0.0001",
-    "train.weight_decay=0.01",
-    "train.warmup_steps=2000",
-    "train.eval_every=5000",
-    "train.checkpoint_every=10000",
-    "train.threads=0",
-]
-PAPER = [
-    "task.entities=2000",
-    "task.relations=200",
-    "task.out_degree=20",
-    "task.ood_fraction=0.05",
-    "task.phi=7.2",
-    "task.n_test_id=3000",
-    "task.n_test_ood=2000",
-    "task.atomic_fraction=0.0",
-    "task.n_eval_train=3000",
-    *PAPER_TRAINING,
-    "train.steps=1250000",
-]
-
 
 class KGSystematicExperiment(Experiment):
     name = "kg-systematic"
     title = "Paper B: systematic composition of knowledge-graph facts (looped vs vanilla)"
 
-    def runs(self, suite: str) -> list[RunSpec]:
-        if suite == "smoke":
-            return [
-                RunSpec("kg-sys-looped", "kg-systematic-looped", [*SMOKE, "model.n_loops=2"]),
-                RunSpec("kg-sys-vanilla", "kg-systematic-vanilla", SMOKE),
-            ]
-        if suite == "quick":
-            return [
-                RunSpec("kg-sys-looped", "kg-systematic-looped"),
-                RunSpec("kg-sys-vanilla", "kg-systematic-vanilla"),
-                RunSpec("kg-sys-deep", "kg-systematic-deep"),
-            ]
-        return [
-            *(
-                RunSpec(f"kg-sys-looped-r{r}", "kg-systematic-looped", [*PAPER, f"model.n_loops={r}"])
-                for r in (2, 4, 8)
-            ),
-            RunSpec("kg-sys-vanilla", "kg-systematic-vanilla", [*PAPER, "model.n_layers=4"]),
-            RunSpec("kg-sys-deep", "kg-systematic-deep", [*PAPER, "model.n_layers=8"]),
-        ]
+    statements = STATEMENTS
 
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
         rows, figures, finals = [], [], {}
@@ -177,7 +111,7 @@ class KGSystematicExperiment(Experiment):
                 _level_part(looped, suite),
             ]
         )
-        claim = parts_claim("B5.1", parts, [str(p) for p in run_dirs.values()])
+        claim = parts_claim(B51, parts, [str(p) for p in run_dirs.values()])
         steps = {n: f.get("learned_step") for n, f in looped.items()}
         claim.values = {f"{n}_ood": v for n, v in ood.items()} | {
             f"{n}_learned_step": t for n, t in steps.items() if t is not None
@@ -281,8 +215,6 @@ def final_accuracies(records: list[dict], last: int = LAST_EVALS) -> dict[str, f
 
 def run_shape(run: Path) -> tuple[int, int]:
     """(R, blocks) of a run, from its resolved config."""
-    import yaml
-
     cfg = yaml.safe_load((run / "config.yaml").read_text())
     return cfg["model"]["n_loops"], cfg["model"]["n_layers"]
 

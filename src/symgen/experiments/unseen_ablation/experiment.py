@@ -20,63 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from symgen.analysis.plots import line_figure
-from symgen.experiments.suite import Experiment, RunSpec, Section, Table
-from symgen.experiments.unseen import SAME_SYMBOL, SMOKE, method_runs
+from symgen.experiments.types import Experiment, Section, Table
+from symgen.experiments.unseen.experiment import DIVERSITY_RUN
 from symgen.measures.metrics import curve, read_metrics
 from symgen.tasks.horn import SCENARIOS
 from symgen.training.run_dir import read_summary
-
-REDUCED = [
-    "task.min_rules=3",
-    "task.max_rules=4",
-    "task.max_depth=1",
-    "task.n_test=100",
-    "train.steps=1000",
-    "train.eval_every=500",
-    "train.checkpoint_every=500",
-    "train.forget_every=500",
-]
-FROZEN = ["train.freeze_embeddings=true"]
-
-
-def _same_symbol_but(change: str) -> list[str]:
-    """SAME_SYMBOL with the setting `change` ("key=value") replaced."""
-    key = change.split("=")[0]
-    return [change if o.split("=")[0] == key else o for o in SAME_SYMBOL]
-
-
-# variant -> (recipe, overrides on top of the reduced task)
-VARIANTS: dict[str, tuple[str, list[str]]] = {
-    "standard": ("horn-standard", []),
-    "standard+β": ("horn-standard", SAME_SYMBOL),
-    "standard+β on every token": ("horn-standard", _same_symbol_but("model.identity_bias_scope=all")),
-    "standard, frozen": ("horn-standard", FROZEN),
-    "standard, frozen+β": ("horn-standard", FROZEN + SAME_SYMBOL),
-    "copy, frozen": ("horn-copy-frozen", []),
-    "copy, frozen+β": ("horn-copy-frozen", SAME_SYMBOL),
-    "copy in every block, frozen+β": (
-        "horn-copy-frozen",
-        SAME_SYMBOL + ["model.copy_layers=[0,1,2,3]", "model.copy_gate_init=1.0"],
-    ),
-    "copy, forget all rows+β": (
-        "horn-copy-forget",
-        _same_symbol_but("train.intervention_rows=all"),
-    ),
-    "copy, forget symbol rows+β": ("horn-copy-forget", SAME_SYMBOL),
-}
-
-
-def _slug(variant: str) -> str:
-    keep = variant.replace("+β", " ss").replace(",", "")
-    return "ablation-" + "-".join(keep.split())
-
-
-def _reduced(suite: str, recipe: str) -> list[str]:
-    forget = "forget" in recipe
-    if suite == "smoke":
-        drop = ("train.forget",) if not forget else ("train.forget_until",)
-        return [o for o in SMOKE if not o.startswith(drop)]
-    return [o for o in REDUCED if forget or not o.startswith("train.forget")]
 
 
 class UnseenAblationExperiment(Experiment):
@@ -84,16 +32,14 @@ class UnseenAblationExperiment(Experiment):
     title = "Paper A ablation: same-symbol attention, copy heads and row interventions"
     suites = ("smoke", "quick")
 
-    def runs(self, suite: str) -> list[RunSpec]:
-        reduced = [
-            RunSpec(_slug(v), recipe, _reduced(suite, recipe) + extra)
-            for v, (recipe, extra) in VARIANTS.items()
-        ]
-        return reduced + method_runs(suite)
-
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
-        reduced = {v: run_dirs[_slug(v)] for v in VARIANTS}
-        quick = {r.name.removeprefix("unseen-"): run_dirs[r.name] for r in method_runs(suite)}
+        labels = {r.name: r.label or r.name for r in self.runs(suite)}
+        reduced = {labels[n]: d for n, d in run_dirs.items() if n.startswith("ablation-")}
+        quick = {
+            n.removeprefix("unseen-"): d
+            for n, d in run_dirs.items()
+            if n.startswith("unseen-") and not DIVERSITY_RUN.match(n)
+        }
         tables = [
             self._table(reduced, "Reduced task (one proof step, 3-4 rules), seed 0."),
             self._table(quick, "The quick task: every run of the unseen-symbols experiment ('-ss': + β)."),

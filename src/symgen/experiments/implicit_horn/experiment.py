@@ -22,9 +22,9 @@ import numpy as np
 import yaml
 
 from symgen.analysis.plots import heatmap_figure, line_figure
-from symgen.experiments.claims import PAPER_CLAIMS, Claim, verdict_of
-from symgen.experiments.suite import Experiment, RunSpec, Section, Table
-from symgen.experiments.unseen import PAPER_HORN_SIZES, SAME_SYMBOL
+from symgen.experiments.claims import Claim, Statement, verdict_of
+from symgen.experiments.implicit_horn.claims import C1, C2, C3, STATEMENTS
+from symgen.experiments.types import Experiment, Section, Table
 from symgen.measures.metrics import rank_correlation
 from symgen.tasks.horn import SCENARIOS
 from symgen.training.run_dir import read_summary, seed_dir
@@ -32,77 +32,26 @@ from symgen.training.run_dir import read_summary, seed_dir
 SEEDS = (0, 1)
 REACH_BAR = 0.75
 CHANCE_BAR = 0.6  # "at chance": balanced labels, 0.5 expected
-FROZEN_SAME_SYMBOL = ["train.freeze_embeddings=true", *SAME_SYMBOL]
-# the row handling the unseen-symbols work found lets the task be learned; learned rows are the control
 LOOPED_RUN, VANILLA_RUN, LEARNED_RUN = (
     "implicit-looped-frozen-ss",
     "implicit-vanilla-frozen-ss",
     "implicit-looped",
 )
-# name -> (recipe, overrides)
-RUNS: dict[str, tuple[str, list[str]]] = {  # the longest first, so two jobs finish together
-    LOOPED_RUN: ("horn-implicit-looped", FROZEN_SAME_SYMBOL),
-    "implicit-dynamic-frozen-ss": ("horn-implicit-dynamic", FROZEN_SAME_SYMBOL),
-    "implicit-deep-frozen-ss": ("horn-implicit-deep", FROZEN_SAME_SYMBOL),
-    LEARNED_RUN: ("horn-implicit-looped", []),
-    VANILLA_RUN: ("horn-implicit-vanilla", FROZEN_SAME_SYMBOL),
-    # the recipe's two changes beyond SPEC C.1, each undone once: causal reading, the answer alone
-    "implicit-looped-frozen-ss-causal": ("horn-implicit-looped", [*FROZEN_SAME_SYMBOL, "model.causal=true"]),
-    "implicit-looped-frozen-ss-answer-only": (
-        "horn-implicit-looped",
-        [*FROZEN_SAME_SYMBOL, "task.head_labels=false"],
-    ),
-}
 LOOPED = (
     LOOPED_RUN,
     "implicit-dynamic-frozen-ss",
     LEARNED_RUN,
-    *[n for n in RUNS if n.startswith(LOOPED_RUN + "-")],
+    "implicit-looped-frozen-ss-causal",
+    "implicit-looped-frozen-ss-answer-only",
 )
 HEATMAPS = (LOOPED_RUN, "implicit-dynamic-frozen-ss")
-SMOKE = [
-    "task.n_seen=30",
-    "task.n_unseen=20",
-    "task.n_test=24",
-    "model.d_model=32",
-    "train.steps=30",
-    "train.eval_every=15",
-    "train.checkpoint_every=15",
-    "train.warmup_steps=5",
-]
-SMOKE_LOOPS = ["task.eval_loops=[1,2,4,6]"]
-# SPEC A1 paper sizes (D = 6, tests to 12), paper B's 4-layer block, d = 256 (our choice)
-PAPER = [
-    *PAPER_HORN_SIZES,
-    "task.n_test=1200",
-    "model.d_model=256",
-    "model.n_heads=8",
-    "model.n_layers=4",
-    "train.steps=100000",
-    "train.batch_size=256",
-    "train.lr=0.001",
-    "train.warmup_steps=2000",
-    "train.eval_every=5000",
-    "train.checkpoint_every=5000",
-]
-PAPER_LOOPS = ["task.eval_loops=[1,2,4,6,8,12,16,20,24]"]
 
 
 class ImplicitHornExperiment(Experiment):
     name = "implicit-horn"
     title = "Beyond both papers: Horn problems without a chain of thought, looped and vanilla"
 
-    def runs(self, suite: str) -> list[RunSpec]:
-        specs = []
-        for name, (recipe, extra) in RUNS.items():
-            overrides = list(extra)
-            if suite == "smoke":
-                overrides += SMOKE + (SMOKE_LOOPS if name in LOOPED else [])
-            elif suite == "paper":
-                overrides += PAPER + (PAPER_LOOPS if name in LOOPED else [])
-                overrides += ["model.n_layers=16"] if name.startswith("implicit-deep") else []
-            specs.append(RunSpec(name, recipe, overrides, seeds=SEEDS))
-        return specs
+    statements = STATEMENTS
 
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
         runs = {
@@ -313,7 +262,7 @@ def claim_c1(runs: dict[str, dict[int, dict]], D: int) -> Claim:
     verdict, note = verdict_of(passed)
     if passed and all(v["looped_best"] == 0 for v in values.values()):
         verdict, note = "not judged", f"the looped model never reached depth 1 (≥ {REACH_BAR}) at any r"
-    return _claim("C1", verdict, note, parts, runs, values | {"trained_depth": D})
+    return _claim(C1, verdict, note, parts, runs, values | {"trained_depth": D})
 
 
 def claim_c2(runs: dict[str, dict[int, dict]], D: int) -> Claim:
@@ -354,7 +303,7 @@ def claim_c2(runs: dict[str, dict[int, dict]], D: int) -> Claim:
         parts.append(
             "learned rows did not learn the seen task either: their all_unseen chance is not collapse alone"
         )
-    return _claim("C2", verdict, note, parts, runs, values)
+    return _claim(C2, verdict, note, parts, runs, values)
 
 
 def claim_c3(runs: dict[str, dict[int, dict]]) -> Claim:
@@ -381,10 +330,12 @@ def claim_c3(runs: dict[str, dict[int, dict]]) -> Claim:
         parts.append(f"not judged (never reached depth 1 at any r): {', '.join(unjudged)}")
         if not passed:
             verdict = "not judged"
-    return _claim("C3", verdict, note, parts, runs, values)
+    return _claim(C3, verdict, note, parts, runs, values)
 
 
-def _claim(cid: str, verdict: str, note: str, parts: list[str], runs: dict, values: dict) -> Claim:
+def _claim(
+    statement: Statement, verdict: str, note: str, parts: list[str], runs: dict, values: dict
+) -> Claim:
     measured = "; ".join(parts) + (f" — {note}" if note else "")
     evidence = [str(r["dir"]) for by_seed in runs.values() for r in by_seed.values()]
-    return Claim(cid, PAPER_CLAIMS[cid][0], PAPER_CLAIMS[cid][1], measured, verdict, evidence, values)
+    return statement.judged(measured, verdict, evidence, values)

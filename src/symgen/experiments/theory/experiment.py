@@ -5,24 +5,21 @@ from __future__ import annotations
 from pathlib import Path
 
 from symgen.analysis.theory import run_theory
-from symgen.experiments.claims import PAPER_CLAIMS, Claim
-from symgen.experiments.suite import Experiment, RunSpec, Section, Table
+from symgen.experiments.theory.claims import A77, STATEMENTS
+from symgen.experiments.types import Experiment, Section, Table
 
 
 class TheoryExperiment(Experiment):
     name = "theory"
     title = "Collapse in theory: unseen rows under (S)GD with weight decay (Lemma 4.1)"
-
-    def runs(self, suite: str) -> list[RunSpec]:
-        return []
+    statements = STATEMENTS
 
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
         report = run_theory(figure_dir.parent / "theory", "paper" if suite == "paper" else "quick")
         figure = figure_dir / "theory.png"
         figure.write_bytes((figure_dir.parent / "theory" / report["figure"]).read_bytes())
         c = report["claim"]
-        text, paper = PAPER_CLAIMS["A7.7"]
-        claim = Claim("A7.7", text, paper, c["measured"], c["verdict"], [figure.name], c["values"])
+        claim = A77.judged(c["measured"], c["verdict"], [figure.name], c["values"])
         columns = [
             "optimizer",
             "eta_lambda",

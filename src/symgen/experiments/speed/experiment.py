@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from symgen.experiments.suite import Experiment, RunSpec, Section, Table
+from symgen.experiments.speed.bench import benchmark
+from symgen.experiments.types import Experiment, Section, Table
 
 # a short measurement: the suite's report should not wait long for it
 SETTINGS = {
@@ -21,12 +22,7 @@ class SpeedExperiment(Experiment):
     report_unasked = False  # it measures for minutes: only when the suite runs it
     title = "Training speed: symgen against looped GPT2Blocks and plain PyTorch, and stacked seeds"
 
-    def runs(self, suite: str) -> list[RunSpec]:
-        return []
-
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
-        from symgen.bench import benchmark
-
         path = figure_dir.parent / "bench.json"
         if path.exists():
             result = json.loads(path.read_text())

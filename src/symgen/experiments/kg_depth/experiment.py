@@ -9,71 +9,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import yaml
+
 from symgen.analysis.plots import line_figure
-from symgen.experiments.claims import PAPER_CLAIMS, Claim
-from symgen.experiments.kg_systematic import PAPER_TRAINING, SMOKE_TRAINING, run_shape
-from symgen.experiments.suite import Experiment, RunSpec, Section, Table
+from symgen.experiments.claims import Claim
+from symgen.experiments.kg_depth.claims import B53, STATEMENTS
+from symgen.experiments.kg_systematic.experiment import run_shape
+from symgen.experiments.types import Experiment, Section, Table
 from symgen.measures.metrics import curve, read_metrics
 from symgen.training.run_dir import read_summary
-
-SMOKE = [
-    "task.entities=12",
-    "task.relations=3",
-    "task.max_hops=4",
-    "task.per_hop=60",
-    "task.test_per_hop=20",
-    "task.n_eval_train=64",
-    "task.curriculum_threshold=0.3",
-    "task.curriculum_max_hops=3",
-    *SMOKE_TRAINING,
-]
-
-# SPEC B1/B2/B3 and Appendix: |E| = 200, |R| = 10 permutations, k = 2..40 (15 000 / 750 per k),
-# NoPE, 4 zero-init GPT-2 blocks, d = 768, 12 heads; AdamW lr 1e-4, 2000 warm-up, wd 0.01, rebuilt
-# at every curriculum stage (authors' code); uniform sampling over the rows in training.
-PAPER = [
-    "task.entities=200",
-    "task.relations=10",
-    "task.max_hops=40",
-    "task.per_hop=15000",
-    "task.test_per_hop=750",
-    "task.atomic_fraction=0.0",
-    "task.curriculum_reset_optimizer=true",
-    "task.curriculum_max_hops=0",
-    "task.curriculum_patience=40",
-    "task.n_eval_train=3000",
-    *PAPER_TRAINING,
-    "train.steps=1500000",
-    "train.budget_layer_passes=null",
-]
-PAPER_DYNAMIC = [  # SPEC B3: R ~ clip(Poisson(4), 2, 8)
-    "train.loops_lambda=4.0",
-    "train.loops_min=2",
-    "train.loops_max=8",
-    "task.eval_loops_grid=[2,3,4,5,6,7,8]",
-]
-QUICK_R = (1, 2, 4, 8)
-PAPER_R = (1, 2, 3, 4, 5, 6, 7, 8)
 
 
 class KGDepthExperiment(Experiment):
     name = "kg-depth"
     title = "Paper B: learnable depth against training iterations (depth curriculum)"
 
-    def runs(self, suite: str) -> list[RunSpec]:
-        if suite == "smoke":
-            return [
-                RunSpec("kg-depth-r1", "kg-depth-curriculum", [*SMOKE, "model.n_loops=1"]),
-                RunSpec("kg-depth-r2", "kg-depth-curriculum", [*SMOKE, "model.n_loops=2"]),
-            ]
-        if suite == "quick":  # the longest first (dynamic, then R = 8, 4, 2, 1): two jobs end together
-            recipe = "kg-depth-curriculum"
-            fixed = [RunSpec(f"kg-depth-r{r}", recipe, [f"model.n_loops={r}"]) for r in reversed(QUICK_R)]
-            return [RunSpec("kg-depth-dynamic", "kg-depth-dynamic"), *fixed]
-        fixed = [
-            RunSpec(f"kg-depth-r{r}", "kg-depth-curriculum", [*PAPER, f"model.n_loops={r}"]) for r in PAPER_R
-        ]
-        return [*fixed, RunSpec("kg-depth-dynamic", "kg-depth-dynamic", PAPER + PAPER_DYNAMIC)]
+    statements = STATEMENTS
 
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
         rows, depth_by_r, stages, by_compute = [], {}, {}, {}
@@ -169,10 +121,7 @@ class KGDepthExperiment(Experiment):
         if dynamic is not None:  # the issue's bar: dynamic R reaches at least the best fixed R
             measured += f", dynamic → {dynamic} hops (best fixed R: {max(depths, default=0)})"
             grows = grows and dynamic >= max(depths, default=0)
-        return Claim(
-            "B5.3",
-            PAPER_CLAIMS["B5.3"][0],
-            PAPER_CLAIMS["B5.3"][1],
+        return B53.judged(
             measured,
             "reproduced" if grows else "not reproduced",
             [str(p) for p in run_dirs.values()],
@@ -185,9 +134,6 @@ class KGDepthExperiment(Experiment):
 
 def dynamic_loops(run: Path) -> tuple[str, float]:
     """How a dynamic-R run drew its iterations, from its resolved config, and their mean."""
-    import numpy as np
-    import yaml
-
     train = yaml.safe_load((run / "config.yaml").read_text())["train"]
     lam, low, high = train["loops_lambda"], train["loops_min"], train["loops_max"]
     mean = float(np.clip(np.random.default_rng(0).poisson(lam, 100_000), low, high).mean())

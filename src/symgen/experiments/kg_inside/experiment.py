@@ -13,10 +13,9 @@ from pathlib import Path
 from symgen.analysis import loop_report
 from symgen.analysis.grokking import in_order, run_phases
 from symgen.config import resolve
-from symgen.experiments.claims import PAPER_CLAIMS, Claim, parts_claim
-from symgen.experiments.kg_depth import KGDepthExperiment
-from symgen.experiments.kg_systematic import KGSystematicExperiment
-from symgen.experiments.suite import Experiment, RunSpec, Section, Table
+from symgen.experiments.claims import Claim, Statement, parts_claim
+from symgen.experiments.kg_inside.claims import B52, B54, B55, B56, STATEMENTS
+from symgen.experiments.types import Experiment, Section, Table
 from symgen.measures.metrics import rank_correlation
 from symgen.training.run_dir import read_summary
 
@@ -27,9 +26,8 @@ FALL = 0.05  # margins "fall" when the last iteration is this far (relative) bel
 SIMILAR_COST = 1.1  # "at similar cost": at most this many times the other rule's mean iterations
 
 
-def _claim(cid: str, measured: str, ok: bool, evidence: list[str]) -> Claim:
-    text, paper = PAPER_CLAIMS[cid]
-    return Claim(cid, text, paper, measured, "reproduced" if ok else "not reproduced", evidence)
+def _claim(statement: Statement, measured: str, ok: bool, evidence: list[str]) -> Claim:
+    return statement.judged(measured, "reproduced" if ok else "not reproduced", evidence)
 
 
 def mean_decay(result: dict, groups: list[str]) -> float:
@@ -66,8 +64,7 @@ class KGInsideExperiment(Experiment):
     name = "kg-inside"
     title = "Paper B: inside the looped models — iterations, overthinking, halting, logit lens"
 
-    def runs(self, suite: str) -> list[RunSpec]:
-        return KGSystematicExperiment().runs(suite) + KGDepthExperiment().runs(suite)
+    statements = STATEMENTS
 
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
         section = Section(self.title)
@@ -114,7 +111,7 @@ class KGInsideExperiment(Experiment):
             )
         )
         b54 = _claim(
-            "B5.4",
+            B54,
             "; ".join(f"{r[0]}: {r[3]} at {r[2]}, {r[5]} with r in {r[4]}" for r in rows),
             any(gains),
             [f"kg_iterations_{n}.png" for n in candidates],
@@ -154,7 +151,7 @@ class KGInsideExperiment(Experiment):
             parts[
                 f"relative fall from peak to last: dynamic {dynamic_decay:.2f} < {deepest} {fixed_decay:.2f}"
             ] = dynamic_decay < fixed_decay
-        b55 = parts_claim("B5.5", parts, ["kg_margins.png"])
+        b55 = parts_claim(B55, parts, ["kg_margins.png"])
         b55.values = {
             f"{run}/{g}": {k: m[k] for k in ("peak_iteration", "peak_margin", "t_star")}
             | {"last": m["margin"][-1]}
@@ -198,7 +195,7 @@ class KGInsideExperiment(Experiment):
             + " ".join(f"{g.removeprefix('hop_')}:{it:.1f}" for g, it in zip(hops, iterations, strict=True))
             + f" (rank correlation {rho:.2f} > 0.5)": rho > 0.5,
         }
-        b56 = parts_claim("B5.6", parts, ["kg_halting.png"])
+        b56 = parts_claim(B56, parts, ["kg_halting.png"])
         b56.measured += f"; {adaptive['flops_saved']:.0%} FLOPs saved; best fixed r: {best_fixed:.3f}"
         b56.values = {
             "kl_entropy_accuracy": adaptive["accuracy"],
@@ -247,7 +244,7 @@ class KGInsideExperiment(Experiment):
         ordered = in_order(phases)
         ok = ordered and bridge >= DECODABLE and vanilla_ood < NOT_DECODED
         b52 = _claim(
-            "B5.2",
+            B52,
             f"phase steps train/ID/OOD {phases['train']}/{phases['id']}/{phases['ood']} "
             f"(in order: {ordered}); looped ID bridge at r1 decodable up to {bridge:.2f}; "
             f"vanilla OOD target at r2 up to {vanilla_ood:.2f}",

@@ -1,0 +1,94 @@
+"""An experiment's runs per suite, read from the `runs.yaml` in its folder.
+
+    sets:                      # named lists of overrides (also: experiments/sets.yaml, shared)
+      small: [model.d_model=32, train.steps=40]
+    suites:
+      smoke:
+        - {run: reverse, recipe: reverse, with: [small], set: [task.n_test=64]}
+      quick:
+        - {run: reverse, recipe: reverse}
+        - {include: kg_systematic}   # every run another experiment's folder lists for this suite
+      paper: quick               # the same runs as another suite
+
+A run's overrides are its sets in order, then its own `set` (a key given twice keeps its last value,
+at its first place). `seeds: [0, 1]` trains the run at its own seeds as one stacked model; `after`
+names runs trained first; `label` is the name tables show (default: the run's name). Runs appear in
+the order listed (the longest first lets two jobs end together).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from symgen.errors import UserError
+
+PLAN = "runs.yaml"
+SHARED = Path(__file__).parent / "sets.yaml"
+RUN_KEYS = {"run", "recipe", "label", "with", "set", "after", "seeds"}
+
+
+@cache
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise UserError(f"{path} is not valid YAML: {str(e).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path} must be a YAML mapping")
+    return data
+
+
+def runs(folder: Path, suite: str) -> list[dict[str, Any]]:
+    """The runs `folder/runs.yaml` lists for `suite`, as RunSpec keyword arguments."""
+    path = folder / PLAN
+    if not path.exists():
+        return []
+    data = _read(path)
+    sets = _read(SHARED).get("sets", {}) | data.get("sets", {})
+    suites = data.get("suites", {})
+    entries = suites.get(suite, [])
+    seen = {suite}
+    while isinstance(entries, str):  # `paper: quick`
+        if entries in seen or entries not in suites:
+            raise UserError(f"{path}: suite {suite} refers to {entries!r}, which lists no runs")
+        seen.add(entries)
+        entries = suites[entries]
+    out: list[dict[str, Any]] = []
+    for entry in entries:
+        if "include" in entry:
+            out += runs(folder.parent / entry["include"], suite)
+        else:
+            out.append(_run(entry, sets, path))
+    return out
+
+
+def _run(entry: dict[str, Any], sets: dict[str, list[str]], path: Path) -> dict[str, Any]:
+    unknown = set(entry) - RUN_KEYS
+    if unknown or "run" not in entry or "recipe" not in entry:
+        raise UserError(f"{path}: run {entry!r} needs run: and recipe: (allowed keys {sorted(RUN_KEYS)})")
+    overrides: list[str] = []
+    for name in entry.get("with", []):
+        if name not in sets:
+            raise UserError(f"{path}: run {entry['run']} names no set {name!r}")
+        overrides += sets[name]
+    overrides += entry.get("set", [])
+    return {
+        "name": entry["run"],
+        "recipe": entry["recipe"],
+        "overrides": last_wins(overrides),
+        "after": list(entry.get("after", [])),
+        "seeds": tuple(entry.get("seeds", ())),
+        "label": entry.get("label", ""),
+    }
+
+
+def last_wins(overrides: list[str]) -> list[str]:
+    """Overrides with each key once: its last value, at the place it first appeared."""
+    by_key: dict[str, str] = {}
+    for item in overrides:
+        by_key[item.split("=", 1)[0]] = item
+    return list(by_key.values())

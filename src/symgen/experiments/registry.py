@@ -1,0 +1,77 @@
+"""Every experiment of symgen, in the report's order. Adding an experiment: its folder, and one
+line here (docs/architecture.md)."""
+
+from __future__ import annotations
+
+import re
+
+from symgen.errors import UserError
+from symgen.experiments.claims import Claim
+from symgen.experiments.implicit_horn.experiment import ImplicitHornExperiment
+from symgen.experiments.kg_depth.experiment import KGDepthExperiment
+from symgen.experiments.kg_inside.experiment import KGInsideExperiment
+from symgen.experiments.kg_systematic.experiment import KGSystematicExperiment
+from symgen.experiments.reverse.experiment import ReverseExperiment
+from symgen.experiments.speed.experiment import SpeedExperiment
+from symgen.experiments.theory.experiment import TheoryExperiment
+from symgen.experiments.transfer.experiment import TransferExperiment
+from symgen.experiments.types import SUITES, Experiment
+from symgen.experiments.unseen.experiment import UnseenSymbolsExperiment
+from symgen.experiments.unseen_ablation.experiment import UnseenAblationExperiment
+
+EXPERIMENTS: tuple[type[Experiment], ...] = (
+    ReverseExperiment,
+    UnseenSymbolsExperiment,
+    UnseenAblationExperiment,
+    TheoryExperiment,
+    TransferExperiment,
+    KGSystematicExperiment,
+    KGDepthExperiment,
+    KGInsideExperiment,
+    ImplicitHornExperiment,
+    SpeedExperiment,
+)
+
+
+def experiments() -> list[Experiment]:
+    return [cls() for cls in EXPERIMENTS]
+
+
+def select(suite: str, only: str | None) -> list[Experiment]:
+    if suite not in SUITES:
+        raise UserError(f"--suite {suite!r}: allowed are {', '.join(SUITES)}")
+    chosen = [e for e in experiments() if suite in e.suites]
+    if only:
+        names = [n.strip() for n in only.split(",") if n.strip()]
+        known = {e.name for e in chosen}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise UserError(
+                f"--only {unknown[0]!r}: experiments of suite {suite} are {', '.join(sorted(known))}"
+            )
+        chosen = [e for e in chosen if e.name in names]
+    return chosen
+
+
+def claim_order(cid: str) -> tuple:
+    """A7.1, A7.1β, A7.2, …, B5.1, …, C1: by part, then number, the β variant after its claim."""
+    match = re.fullmatch(r"([A-Z])(\d+)(?:\.(\d+))?(β?)", cid)
+    if match is None:
+        return (cid,)
+    part, major, minor, beta = match.groups()
+    return (part, int(major), int(minor or 0), beta)
+
+
+def default_claims() -> dict[str, Claim]:
+    """Every claim some experiment states, `not run` until judged."""
+    statements = [s for exp in experiments() for s in exp.statements]
+    return {s.id: s.unjudged() for s in sorted(statements, key=lambda s: claim_order(s.id))}
+
+
+def list_suite(suite: str, only: str | None) -> str:
+    lines = []
+    for exp in select(suite, only):
+        lines.append(f"{exp.name}\t{exp.title}")
+        for run in exp.runs(suite):
+            lines.append(f"  {run.name}\t{run.recipe} {' '.join(run.overrides)}".rstrip())
+    return "\n".join(lines)

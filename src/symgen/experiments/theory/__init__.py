@@ -1,0 +1,1 @@
+"""Collapse in theory: never-used softmax rows against Lemma 4.1 (no training runs)."""
