@@ -97,13 +97,16 @@ def reproduce(
 
     With --seeds N every run trains at N seeds, every experiment is analysed per seed, and each
     claim's verdict holds only if it holds in every seed (`partly reproduced` names the others)."""
+    from symgen.experiments.provenance import command_line
     from symgen.experiments.registry import list_suite
     from symgen.experiments.suite import run_suite
 
     if list_:
         click.echo(list_suite(suite, only))
         return
-    report = run_suite(suite, out, only=only, jobs=jobs, progress=progress, seeds=seeds)
+    report = run_suite(
+        suite, out, only=only, jobs=jobs, progress=progress, seeds=seeds, command=command_line()
+    )
     click.echo(f"report: {report}")
 
 

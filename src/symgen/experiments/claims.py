@@ -1,15 +1,71 @@
-"""Claims and how they are judged. Each experiment states the claims it judges (`Statement`s, in its
-folder's claims.py); the report lists every statement of every experiment, `not run` until an
-experiment fills it with a measured value and a verdict."""
+"""Claims and how they are judged: a claim is a sentence with parts, each part judged on each seed.
+
+Each experiment states the claims it judges (`Statement`s, in its folder's claims.py) and, analysing
+one seed's runs, returns a `Claim`: one `Part` per part of the sentence, each `pass`, `fail` or
+`not judged` (the part could not be tested: an arm of its comparison never learned its own seen
+task, a run or package is missing, the scale cannot test it; `measured` says why). The suite merges
+a claim's seeds into a `ClaimResult` (what claims.json holds), whose verdict follows from its parts
+alone:
+
+- **reproduced**: every part passes on every seed;
+- **partly reproduced**: some part passes on some seed, but not every part on every seed;
+- **not reproduced**: no part passes on any seed, and some part fails;
+- **not judged**: no part could be judged on any seed;
+- **not run**: no output measured the claim.
+
+A part across seeds reads `pass` (every seed), `fail` (every seed that judged it), `mixed` (some
+seeds pass, others fail or could not judge it) or `not judged` (no seed could).
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-# partly reproduced: some part of the claim, or some seed, fails (the measured text names which);
-# not judged: the run behind the claim never learned its task, so its numbers cannot test the claim
+PASS, FAIL, NOT_JUDGED, MIXED = "pass", "fail", "not judged", "mixed"
+OUTCOMES = (PASS, FAIL, NOT_JUDGED)  # a part at one seed
+PART_OUTCOMES = (PASS, FAIL, MIXED, NOT_JUDGED)  # a part over every seed
 VERDICTS = ("reproduced", "partly reproduced", "not reproduced", "not judged", "not run")
+VERDICT_LEGEND = {
+    "reproduced": "every part of the claim passes on every seed",
+    "partly reproduced": "some part passes on some seed, but not every part on every seed",
+    "not reproduced": "no part passes on any seed, and some part fails",
+    "not judged": "no part could be judged: an arm of the comparison never learned its own seen task, "
+    "or the suite lacks the runs, package or scale the part needs (each part says which)",
+    "not run": "no output measured the claim",
+}
+
+
+@dataclass
+class Part:
+    """One part of a claim's sentence at one seed. `text` is the part and its bar, stated before the
+    run; `measured` holds the numbers beside the bar (or why the part could not be judged)."""
+
+    text: str
+    outcome: str
+    measured: str = ""
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.outcome not in OUTCOMES:
+            raise ValueError(f"part outcome {self.outcome!r} not in {OUTCOMES}")
+
+
+def judge(text: str, ok: bool, measured: str, values: dict[str, Any] | None = None) -> Part:
+    return Part(text, PASS if ok else FAIL, measured, values or {})
+
+
+def not_judged(text: str, why: str, values: dict[str, Any] | None = None) -> Part:
+    return Part(text, NOT_JUDGED, why, values or {})
+
+
+def unlearned(arms: dict[str, float], bar: float, what: str) -> str:
+    """Why a comparison cannot be judged: the arms below the bar on their own seen task ("" when every
+    arm learned). A control that never learned is no evidence."""
+    below = [f"{name} {value:.3f}" for name, value in arms.items() if not value >= bar]
+    if not below:
+        return ""
+    return f"not learned: {', '.join(below)} < {bar:g} ({what})"
 
 
 @dataclass(frozen=True)
@@ -20,95 +76,135 @@ class Statement:
     text: str
     paper: str
 
-    def unjudged(self) -> Claim:
-        return Claim(self.id, self.text, self.paper)
+    def check(self, parts: list[Part], evidence: list[str] | None = None, note: str = "") -> Claim:
+        """This claim as one analysis (one seed's runs) judged it, part by part."""
+        return Claim(self.id, self.text, self.paper, list(parts), list(evidence or []), note)
 
-    def judged(
-        self,
-        measured: str,
-        verdict: str,
-        evidence: list[str] | None = None,
-        values: dict[str, Any] | None = None,
-    ) -> Claim:
-        return Claim(self.id, self.text, self.paper, measured, verdict, list(evidence or []), values or {})
+    def not_run(self) -> ClaimResult:
+        return ClaimResult(self.id, self.text, self.paper)
 
 
 @dataclass
 class Claim:
+    """A claim judged on one seed's runs."""
+
     id: str
     claim: str
     paper: str
-    measured: str = ""
-    verdict: str = "not run"
+    parts: list[Part]
     evidence: list[str] = field(default_factory=list)
-    values: dict[str, Any] = field(default_factory=dict)  # the numbers the verdict used (per seed: lists)
+    note: str = ""  # what the analysis adds beside the parts (a diagnostic view, a count)
+
+    @property
+    def verdict(self) -> str:
+        return verdict_of_parts([[p.outcome] for p in self.parts])
+
+    @property
+    def measured(self) -> str:
+        return "; ".join(
+            f"{p.text}: {p.outcome} ({p.measured})" if p.measured else p.text for p in self.parts
+        )
+
+
+@dataclass
+class JudgedPart:
+    """A part over every seed: each seed's outcome, measurement and values, keyed by seed."""
+
+    text: str
+    outcome: str
+    outcomes: dict[str, str]
+    measured: dict[str, str]
+    values: dict[str, dict[str, Any]]
+    summary: dict[str, dict[str, float]] = field(default_factory=dict)  # mean/min/max of each number
+
+
+@dataclass
+class ClaimResult:
+    """A claim over every seed of one output: what claims.json holds."""
+
+    id: str
+    claim: str
+    paper: str
+    verdict: str = "not run"
+    parts: list[JudgedPart] = field(default_factory=list)
+    seeds: list[int] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)
+    notes: dict[str, str] = field(default_factory=dict)  # per seed
+    source: dict[str, Any] = field(default_factory=dict)  # the output that measured it (merged reports)
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict {self.verdict!r} not in {VERDICTS}")
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    @property
+    def measured(self) -> str:
+        """One line: each part's outcome and, per seed, its numbers."""
+        out = []
+        for p in self.parts:
+            per_seed = "; ".join(f"seed {s}: {m}" for s, m in p.measured.items() if m)
+            out.append(f"{p.text}: {p.outcome}" + (f" ({per_seed})" if per_seed else ""))
+        return " | ".join(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["measured"] = self.measured
+        if not out["source"]:
+            del out["source"]
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ClaimResult:
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        known["parts"] = [JudgedPart(**p) for p in data.get("parts", [])]
+        return cls(**known)
 
 
-def verdict_of(passed: dict[str, bool]) -> tuple[str, str]:
-    """A verdict from one pass/fail per seed, per run and seed, or per part of a claim's sentence:
-    `reproduced` when every one holds, `partly reproduced` naming those that fail, `not reproduced`
-    when none holds."""
-    failed = [name for name, ok in passed.items() if not ok]
-    if not passed:
-        return "not run", ""
-    if not failed:
-        return "reproduced", ""
-    if len(failed) == len(passed):
-        return "not reproduced", ""
-    return "partly reproduced", f"fails in {', '.join(failed)}"
-
-
-JUDGED = ("reproduced", "partly reproduced", "not reproduced")
-
-
-def parts_claim(statement: Statement, parts: dict[str, bool | None], evidence: list[str]) -> Claim:
-    """A claim checked part by part against its sentence, each part named with its outcome: `yes`,
-    `no`, or `not judged` (None: the suite lacks the runs the part needs, or the part is not tested
-    at this scale; the part's text says why). The verdict comes from the judged parts alone, and
-    is `not judged` when none is."""
-    outcome = {True: "yes", False: "no", None: "not judged"}
-    measured = "; ".join(f"{p}: {outcome[ok]}" for p, ok in parts.items())
-    judged = {p: ok for p, ok in parts.items() if ok is not None}
-    verdict = verdict_of(judged)[0] if judged else "not judged"
-    return statement.judged(measured, verdict, evidence)
-
-
-def merge_seeds(per_seed: dict[int, Claim]) -> Claim:
-    """One claim from its checks at several seeds: `reproduced` only when every seed reproduces it,
-    `partly reproduced` naming the seeds that do not when some do, `not reproduced` when none does.
-    `values` keeps every seed's values, their verdicts, and mean / min / max of each number."""
-    if len(per_seed) == 1:
-        return next(iter(per_seed.values()))
-    seeds = sorted(per_seed)
-    verdicts = {s: per_seed[s].verdict for s in seeds}
-    judged = {s: v for s, v in verdicts.items() if v in JUDGED}
-    note = ""
+def part_outcome(outcomes: list[str]) -> str:
+    """A part over seeds: pass on every seed, fail on every seed that judged it, mixed, or not judged."""
+    judged = [o for o in outcomes if o != NOT_JUDGED]
     if not judged:
-        verdict = "not judged" if "not judged" in verdicts.values() else "not run"
-    elif len(judged) == len(seeds) and all(v == "reproduced" for v in judged.values()):
-        verdict = "reproduced"
-    elif any(v != "not reproduced" for v in judged.values()):
-        verdict = "partly reproduced"
-        failing = [f"seed {s} ({verdicts[s]})" for s in seeds if verdicts[s] != "reproduced"]
-        note = f" — not reproduced in {', '.join(failing)}"
-    else:
-        verdict = "not reproduced"
+        return NOT_JUDGED
+    if all(o == PASS for o in outcomes):
+        return PASS
+    if all(o == FAIL for o in judged):
+        return FAIL
+    return MIXED
+
+
+def verdict_of_parts(outcomes_by_part: list[list[str]]) -> str:
+    """The verdict from every part's outcome at every seed (the rule in the module docstring)."""
+    every = [o for outcomes in outcomes_by_part for o in outcomes]
+    if not every:
+        return "not run"
+    if all(o == NOT_JUDGED for o in every):
+        return "not judged"
+    if all(o == PASS for o in every):
+        return "reproduced"
+    if PASS in every:
+        return "partly reproduced"
+    return "not reproduced"
+
+
+def merge_seeds(per_seed: dict[int, Claim]) -> ClaimResult:
+    """One result from a claim's checks at several seeds (one seed too): parts matched by their text;
+    a seed that lacks a part counts it `not judged`."""
+    seeds = sorted(per_seed)
     first = per_seed[seeds[0]]
-    measured = " | ".join(f"seed {s}: {per_seed[s].measured}" for s in seeds) + note
+    texts = list(dict.fromkeys(p.text for s in seeds for p in per_seed[s].parts))
+    parts = []
+    for text in texts:
+        at = {str(s): next((p for p in per_seed[s].parts if p.text == text), None) for s in seeds}
+        outcomes = {s: p.outcome if p else NOT_JUDGED for s, p in at.items()}
+        measured = {s: p.measured if p else "the part is missing at this seed" for s, p in at.items()}
+        values = {s: p.values if p else {} for s, p in at.items()}
+        summary = numeric_summary(list(values.values())) if len(seeds) > 1 else {}
+        parts.append(
+            JudgedPart(text, part_outcome(list(outcomes.values())), outcomes, measured, values, summary)
+        )
+    verdict = verdict_of_parts([list(p.outcomes.values()) for p in parts])
     evidence = list(dict.fromkeys(e for s in seeds for e in per_seed[s].evidence))
-    values = {
-        "per_seed": {str(s): per_seed[s].values for s in seeds},
-        "verdicts": {str(s): verdicts[s] for s in seeds},
-        "summary": numeric_summary([per_seed[s].values for s in seeds]),
-    }
-    return Claim(first.id, first.claim, first.paper, measured, verdict, evidence, values)
+    notes = {str(s): per_seed[s].note for s in seeds if per_seed[s].note}
+    return ClaimResult(first.id, first.claim, first.paper, verdict, parts, seeds, evidence, notes)
 
 
 def _numbers(values: dict[str, Any], prefix: str = "") -> dict[str, float]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from symgen.errors import UserError
-from symgen.experiments.claims import Claim
+from symgen.experiments.claims import ClaimResult
 from symgen.experiments.implicit_horn.experiment import ImplicitHornExperiment
 from symgen.experiments.kg_depth.experiment import KGDepthExperiment
 from symgen.experiments.kg_inside.experiment import KGInsideExperiment
@@ -62,10 +62,15 @@ def claim_order(cid: str) -> tuple:
     return (part, int(major), int(minor or 0), beta)
 
 
-def default_claims() -> dict[str, Claim]:
+def default_claims() -> dict[str, ClaimResult]:
     """Every claim some experiment states, `not run` until judged."""
     statements = [s for exp in experiments() for s in exp.statements]
-    return {s.id: s.unjudged() for s in sorted(statements, key=lambda s: claim_order(s.id))}
+    return {s.id: s.not_run() for s in sorted(statements, key=lambda s: claim_order(s.id))}
+
+
+def measured_by(cid: str) -> str:
+    """The experiment that judges claim `cid` (what `--only` takes to measure it)."""
+    return next((exp.name for exp in experiments() for s in exp.statements if s.id == cid), "")
 
 
 def list_suite(suite: str, only: str | None) -> str:

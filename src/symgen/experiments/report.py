@@ -4,14 +4,14 @@ figures embedded as base64 PNG."""
 from __future__ import annotations
 
 import base64
-import datetime
 import html
+import json
 import platform
 from pathlib import Path
 
 import torch
 
-from symgen.experiments.claims import VERDICTS, Claim
+from symgen.experiments.claims import VERDICT_LEGEND, VERDICTS, ClaimResult, JudgedPart
 from symgen.experiments.types import Section, Table
 
 STYLE = """
@@ -22,7 +22,11 @@ td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;vertical-align:top;o
 td:first-child{white-space:nowrap}
 th{background:#f3f3f3;font-weight:600} .reproduced{background:#dff5df} .not-reproduced{background:#fbe0e0}
 .partly-reproduced{background:#fdf3d7}
-.not-run,.not-judged{color:#888} img{max-width:100%;border:1px solid #eee;margin:.5em 0}
+.not-run,.not-judged{color:#888}
+ul.parts{margin:0;padding-left:1.1em} ul.parts ul{margin:0;padding-left:1.1em;color:#444}
+.outcome{font-weight:600;padding:0 3px;border-radius:3px} .outcome.pass{background:#c9eec9}
+.outcome.fail{background:#f6c6c6} .outcome.mixed{background:#fae7b0} .outcome.not-judged{background:#e4e4e4}
+table.legend td{font-size:13px} img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 figure{display:inline-block;width:49%;margin:0;vertical-align:top} caption{text-align:left;color:#555}
 figcaption{color:#555;font-size:13px}
 .scale{background:#fff7dd;border:1px solid #e8d9a0;padding:.6em 1em}
@@ -39,15 +43,14 @@ SCALE = {
 
 
 def _evidence(item: str) -> str:
-    """A link to the run directory or figure an evidence entry names (relative to the report)."""
-    path = Path(item)
+    """A link to the figure or run an evidence entry names, relative to the report: figures/…png, or a
+    run's summary.json (runs/NAME[/seed-N]); anything else is shown as text."""
     if item.endswith(".png"):
-        name, href = path.name, f"figures/{path.name}"
-    elif "*" in item or " " in item:
+        name, href = item.removeprefix("figures/"), item
+    elif item.startswith("runs/"):
+        name, href = item.removeprefix("runs/"), f"{item}/summary.json"
+    else:
         return html.escape(item)
-    else:  # a run directory, or one seed of a stacked run: runs/NAME/seed-N
-        name = f"{path.parent.name}/{path.name}" if path.name.startswith("seed-") else path.name
-        href = f"runs/{name}/"
     return f'<a href="{html.escape(href)}">{html.escape(name)}</a>'
 
 
@@ -78,52 +81,103 @@ def _num(value: float) -> str:
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.3f}"
 
 
-SEED_SUMMARY_INLINE = 6  # more numbers than this fold into a <details> block
+def _legend() -> str:
+    rows = "".join(
+        f'<tr class="{v.replace(" ", "-")}"><td>{html.escape(v)}</td><td>{html.escape(text)}</td></tr>'
+        for v, text in VERDICT_LEGEND.items()
+    )
+    parts = (
+        "Each claim is split into the parts of its sentence; a part is judged on every seed and reads "
+        "pass, fail, mixed (passes on some seeds only) or not judged (it says why). Thresholds are "
+        "stated in each part's text, before any run; numbers are given per seed."
+    )
+    head = "<tr><th>verdict</th><th>meaning</th></tr>"
+    return f'<div class="wide"><table class="legend">{head}{rows}</table></div><p>{parts}</p>'
 
 
-def _seed_summary(claim: Claim) -> str:
-    """Mean [min–max] over seeds of each number a multi-seed claim's verdict used (HTML, may be empty)."""
-    summary = claim.values.get("summary") if "per_seed" in claim.values else None
-    if not summary:
-        return ""
-    n = len(claim.values["per_seed"])
-    items = [
-        f"{html.escape(key)} {_num(s['mean'])} [{_num(s['min'])}–{_num(s['max'])}]"
-        for key, s in summary.items()
-    ]
-    head = f"Over {n} seeds, mean [min–max]"
-    if len(items) <= SEED_SUMMARY_INLINE:
-        return f"<br><i>{head}:</i> " + "; ".join(items)
-    return f"<details><summary>{head} of {len(items)} numbers</summary>{'; '.join(items)}</details>"
+def _part(part: JudgedPart) -> str:
+    per_seed = "".join(
+        f"<li>seed {html.escape(s)}: {html.escape(part.outcomes[s])}"
+        + (f" — {html.escape(m)}" if m else "")
+        + "</li>"
+        for s, m in part.measured.items()
+    )
+    summary = ""
+    if part.summary:
+        items = "; ".join(
+            f"{html.escape(k)} {_num(v['mean'])} [{_num(v['min'])}–{_num(v['max'])}]"
+            for k, v in part.summary.items()
+        )
+        summary = f"<details><summary>mean [min–max] over seeds</summary>{items}</details>"
+    css = part.outcome.replace(" ", "-")
+    badge = f'<span class="outcome {css}">{html.escape(part.outcome)}</span>'
+    return f"<li>{badge} {html.escape(part.text)}<ul>{per_seed}</ul>{summary}</li>"
 
 
-def _claims(claims: list[Claim], suite: str) -> str:
+def _claims(claims: list[ClaimResult], suite: str) -> str:
     rows = []
     for c in claims:
         css = c.verdict.replace(" ", "-")
         verdict = c.verdict + (" (smoke scale)" if suite == "smoke" and c.verdict != "not run" else "")
-        cells = [html.escape(x) for x in (c.id, c.claim, c.paper, c.measured or "—", verdict)]
-        cells[3] += _seed_summary(c)
-        cells.append(", ".join(_evidence(e) for e in c.evidence))
+        seeds = f"<br><small>seeds {', '.join(map(str, c.seeds))}</small>" if c.seeds else ""
+        parts = '<ul class="parts">' + "".join(_part(p) for p in c.parts) + "</ul>" if c.parts else "—"
+        notes = "".join(
+            f"<p><small>seed {html.escape(s)}: {html.escape(n)}</small></p>" for s, n in c.notes.items()
+        )
+        source = ""
+        if c.source:
+            where = f"{c.source.get('command', '')} @ {c.source.get('commit', '')}"
+            source = f"<br><small>{html.escape(where)}</small>"
+        cells = [
+            html.escape(c.id),
+            html.escape(c.claim),
+            html.escape(c.paper),
+            html.escape(verdict) + seeds + source,
+            parts + notes,
+            ", ".join(_evidence(e) for e in c.evidence),
+        ]
         rows.append(f'<tr class="{css}">' + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
-    head = "".join(f"<th>{h}</th>" for h in ("id", "claim", "paper", "measured", "verdict", "evidence"))
+    head = "".join(
+        f"<th>{h}</th>" for h in ("id", "claim", "paper", "verdict", "parts, per seed", "evidence")
+    )
     return f'<div class="wide"><table><tr>{head}</tr>{"".join(rows)}</table></div>'
 
 
-def write_report(path: Path, suite: str, sections: list[Section], claims: list[Claim], timing: dict) -> Path:
-    now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+def write_claims(path: Path, header: dict, claims: list[ClaimResult]) -> Path:
+    """claims.json: where the output came from (commit, command, suite, seeds), then every claim."""
+    path.write_text(json.dumps(header | {"claims": [c.to_dict() for c in claims]}, indent=1) + "\n")
+    return path
+
+
+def read_claims(path: Path) -> tuple[dict, list[ClaimResult]]:
+    data = json.loads(Path(path).read_text())
+    header = {k: v for k, v in data.items() if k != "claims"}
+    return header, [ClaimResult.from_dict(c) for c in data["claims"]]
+
+
+def write_report(path: Path, header: dict, sections: list[Section], claims: list[ClaimResult]) -> Path:
+    suite, timing = header.get("suite", ""), header.get("timing", {})
+    written, command, commit = (html.escape(str(header.get(k, ""))) for k in ("written", "command", "commit"))
     counts = {v: sum(c.verdict == v for c in claims) for v in VERDICTS}
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>symgen report ({suite})</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>symgen reproduction — suite <code>{html.escape(suite)}</code></h1>",
-        f"<p>Written {now} on {html.escape(platform.machine())}, torch {torch.__version__}, "
-        f"{torch.get_num_threads()} CPU threads{', CUDA' if torch.cuda.is_available() else ''}. "
-        f"Time taken: {timing['wall_seconds']:.0f} s wall clock for this invocation; "
-        f"{timing['train_seconds_of_runs']:.0f} s of training summed over the suite's runs.</p>",
+        f"<p>Written {written} by <code>{command}</code> at commit <code>{commit}</code>, seeds "
+        f"{', '.join(map(str, header.get('seeds', [])))}, on {html.escape(platform.machine())}, torch "
+        f"{torch.__version__}, {torch.get_num_threads()} CPU "
+        f"thread{'s' if torch.get_num_threads() != 1 else ''}{', CUDA' if torch.cuda.is_available() else ''}."
+        + (
+            f" Time taken: {timing['wall_seconds']:.0f} s wall clock for this invocation; "
+            f"{timing['train_seconds_of_runs']:.0f} s of training summed over the suite's runs."
+            if timing
+            else ""
+        )
+        + "</p>",
         f'<p class="scale">{html.escape(SCALE.get(suite, ""))}</p>',
         "<p>Claims: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".</p>",
         "<h2>Claims</h2>",
+        _legend(),
         _claims(claims, suite),
     ]
     for section in sections:

@@ -8,7 +8,6 @@ side with `--jobs N` — then each experiment analyses its own.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -21,9 +20,10 @@ import click
 
 from symgen.config import ExperimentConfig, resolve
 from symgen.errors import UserError, writable_dir
-from symgen.experiments.claims import Claim, merge_seeds
+from symgen.experiments.claims import Claim, ClaimResult, merge_seeds
+from symgen.experiments.provenance import stamp
 from symgen.experiments.registry import default_claims, select
-from symgen.experiments.report import write_report
+from symgen.experiments.report import write_claims, write_report
 from symgen.experiments.seeds import combine_sections
 from symgen.experiments.types import Experiment, RunSpec, Section
 from symgen.training.run import train_run
@@ -145,6 +145,37 @@ def seed_views(runs: list[RunSpec], run_root: Path) -> dict[int, dict[str, Path]
     return views
 
 
+def relative_evidence(items: list[str], out: Path, figure_dir: Path) -> list[str]:
+    """Evidence as paths inside OUT: run directories as runs/NAME[/seed-N], figures under figures/."""
+    rel = []
+    for item in items:
+        path = Path(item)
+        if path.is_absolute() and path.is_relative_to(out):
+            rel.append(str(path.relative_to(out)))
+        elif item.endswith(".png") and "/" not in item:
+            rel.append(str((figure_dir / item).relative_to(out)))
+        else:
+            rel.append(item)
+    return rel
+
+
+def analyze_experiment(
+    exp: Experiment, suite: str, runs: list[RunSpec], out: Path
+) -> tuple[Section, dict[str, ClaimResult]]:
+    """One experiment analysed at every seed of the suite: its section (tables merged over seeds) and
+    its claims, each merged over the seeds part by part."""
+    by_seed: dict[str, dict[int, Claim]] = {}
+    seed_sections: dict[int, Section] = {}
+    for seed, run_dirs in seed_views(runs, out / "runs").items():
+        where = out / "figures" if seed in (None, 0) else out / "figures" / f"seed-{seed}"
+        section = exp.analyze(suite, run_dirs, where)
+        for claim in section.claims:
+            claim.evidence = relative_evidence(claim.evidence, out, where)
+            by_seed.setdefault(claim.id, {})[seed or 0] = claim
+        seed_sections[seed or 0] = section
+    return combine_sections(seed_sections), {cid: merge_seeds(c) for cid, c in by_seed.items()}
+
+
 def run_suite(
     suite: str,
     out: Path,
@@ -152,6 +183,7 @@ def run_suite(
     jobs: int = 1,
     progress: bool = True,
     seeds: int | None = None,
+    command: str = "",
 ) -> Path:
     started = time.time()
     chosen = select(suite, only)  # refuses an unknown suite first
@@ -180,21 +212,20 @@ def run_suite(
     claims = default_claims()
     sections = []
     for exp in reported:
-        by_seed: dict[str, dict[int, Claim]] = {}
-        seed_sections: dict[int, Section] = {}
-        for seed, run_dirs in seed_views(runs_of(exp), run_root).items():
-            where = figure_dir if seed in (None, 0) else figure_dir / f"seed-{seed}"
-            section = exp.analyze(suite, run_dirs, where)
-            for claim in section.claims:
-                by_seed.setdefault(claim.id, {})[seed or 0] = claim
-            seed_sections[seed or 0] = section
-        sections.append(combine_sections(seed_sections))  # tables: mean [min–max] over the seeds
-        for cid, per_seed in by_seed.items():
-            claims[cid] = merge_seeds(per_seed)
+        section, judged = analyze_experiment(exp, suite, runs_of(exp), out)
+        sections.append(section)
+        claims |= judged
     train_seconds = sum(read_summary(d)["train_seconds"] for r in all_runs for d in r.run_dirs(run_root))
     timing = {
         "wall_seconds": round(time.time() - started, 1),
         "train_seconds_of_runs": round(train_seconds, 1),
     }
-    (out / "claims.json").write_text(json.dumps([c.to_dict() for c in claims.values()], indent=1) + "\n")
-    return write_report(out / "report.html", suite, sections, list(claims.values()), timing)
+    header = stamp(
+        command,
+        suite=suite,
+        seeds=list(range(n_seeds)),
+        experiments=[exp.name for exp in reported],
+        timing=timing,
+    )
+    write_claims(out / "claims.json", header, list(claims.values()))
+    return write_report(out / "report.html", header, sections, list(claims.values()))
