@@ -12,8 +12,10 @@
 
 A run's overrides are its sets in order, then its own `set` (a key given twice keeps its last value,
 at its first place). `seeds: [0, 1]` trains the run at its own seeds as one stacked model; `after`
-names runs trained first; `label` is the name tables show (default: the run's name). Runs appear in
-the order listed (the longest first lets two jobs end together).
+names runs trained first; `label` is the name tables show (default: the run's name); `extends: RUN` continues a
+finished run of the suite under this run's config (a larger step or compute budget: the run goes on
+from RUN's last checkpoint instead of training again from step 0). Runs appear in the order listed
+(the longest first lets two jobs end together).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from symgen.errors import UserError
 
 PLAN = "runs.yaml"
 SHARED = Path(__file__).parent / "sets.yaml"
-RUN_KEYS = {"run", "recipe", "label", "with", "set", "after", "seeds"}
+RUN_KEYS = {"run", "recipe", "label", "with", "set", "after", "seeds", "extends"}
 
 
 @cache
@@ -83,6 +85,7 @@ def _run(entry: dict[str, Any], sets: dict[str, list[str]], path: Path) -> dict[
         "after": list(entry.get("after", [])),
         "seeds": tuple(entry.get("seeds", ())),
         "label": entry.get("label", ""),
+        "extends": entry.get("extends", ""),
     }
 
 

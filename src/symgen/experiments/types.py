@@ -30,6 +30,7 @@ class RunSpec:
     seeds: tuple[int, ...] = ()  # several seeds trained as one stacked model: OUT/runs/NAME/seed-N
     suite_seeds: bool = False  # seeds given by `reproduce --seeds`: the experiment is analysed per seed
     label: str = ""  # the name tables show (default: the run's name)
+    extends: str = ""  # a finished run of the suite this one continues under a larger budget
 
     def resolved_overrides(self, run_root: Path) -> list[str]:
         return [o.replace("{runs}", str(run_root)) for o in self.overrides]
