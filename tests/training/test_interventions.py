@@ -144,6 +144,44 @@ def test_temporary_forgetting_stops_and_never_resets_after_the_last_step():
     assert [s for s in range(21) if always.due(s, 21)] == [5, 10, 15]  # not 20: the last step
 
 
+def test_a_schedule_that_ends_on_a_reset_redraws_the_rows_after_the_last_step(tmp_path):
+    last = ForgetHook(None, every=5, until=0, seed=0, last=True)
+    assert [s for s in range(21) if last.due(s, 21)] == [5, 10, 15, 20]
+    trainer = trainer_for(
+        tmp_path,
+        [
+            "train.steps=7",
+            "train.forget_every=5",
+            "train.forget_last=true",
+            "train.intervention_rows=symbols",
+        ],
+    )
+    run_steps(trainer, 6)
+    before = rows(trainer)[0]
+    run_steps_from(trainer, 6, 7)
+    after = rows(trainer)[0]
+    symbols = sorted(set(trainer.task.seen_ids()) | set(trainer.task.unseen_ids()))
+    others = sorted(set(range(after.shape[0])) - set(symbols))
+    assert not torch.allclose(after[symbols], before[symbols], atol=1e-3)  # re-drawn, seen and unseen
+    assert torch.allclose(after[others], before[others], atol=0.05)  # syntax rows only took one step
+    assert next(h for h in trainer.hooks if isinstance(h, ForgetHook)).resets == [5, 6]
+
+
+def run_steps_from(trainer: Trainer, start: int, end: int) -> None:
+    for step in range(start, end):
+        trainer.train_step(step)
+        trainer.step = step + 1
+
+
+def test_row_learning_rate_ratio_scales_only_the_embedding_groups(tmp_path):
+    trainer = trainer_for(tmp_path, ["train.steps=4", "train.embed_lr_ratio=0.25"])
+    run_steps(trainer, 3)
+    lrs = {g["role"]: g["lr"] for g in trainer.optimizer.param_groups}
+    assert lrs["embed"] == pytest.approx(0.25 * lrs["rest"]) and lrs["norm"] == lrs["rest"]
+    with pytest.raises(UserError):
+        resolve("horn-standard", TINY_HORN + ["train.embed_lr_ratio=0"])
+
+
 def test_intervention_settings_are_validated():
     with pytest.raises(UserError):
         resolve("horn-standard", TINY_HORN + ["train.freeze_embeddings=true", "train.forget_every=5"])
@@ -151,6 +189,11 @@ def test_intervention_settings_are_validated():
         resolve("horn-standard", TINY_HORN + ["train.intervention_rows=some"])
     with pytest.raises(UserError):
         resolve("horn-standard", TINY_HORN + ["train.forget_until=100"])
+    with pytest.raises(UserError):  # ending on a reset, and resets that stop before the end: one or other
+        resolve(
+            "horn-standard",
+            TINY_HORN + ["train.forget_every=5", "train.forget_until=9", "train.forget_last=true"],
+        )
 
 
 def test_resume_is_exact_with_forgetting_and_redrawn_evaluation(tmp_path):

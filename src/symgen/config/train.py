@@ -22,6 +22,7 @@ class TrainConfig:
     weight_decay: float = 0.1  # the "rest" group: matrices of attention and MLP
     embed_weight_decay: float | None = None  # None: same as weight_decay
     unembed_weight_decay: float | None = None  # None: same as weight_decay (untied models only)
+    embed_lr_ratio: float = 1.0  # the (un)embedding rows train at this multiple of the learning rate
     norm_weight_decay: float = 0.0  # LayerNorm weights, biases, gates
     warmup_steps: int = 100
     schedule: str = "constant"  # constant | cosine (to min_lr_ratio × lr at the last step)
@@ -46,6 +47,9 @@ class TrainConfig:
     freeze_embeddings: bool = False  # keep the rows at their initialization
     forget_every: int = 0  # active forgetting: re-draw the rows and reset their moments every K steps
     forget_until: int = 0  # temporary active forgetting: no resets after this step (0: never stop)
+    # the schedule ends on a reset: the rows are re-drawn after the last step too, so the model is
+    # tested on rows as a reset leaves them (every intervention row, seen and unseen alike)
+    forget_last: bool = False
     intervention_rows: str = "all"  # all | symbols | unseen: rows freezing and forgetting touch
     eval_redrawn: bool = False  # also evaluate with the unseen rows re-drawn from the initialization
     init_from: str = ""  # start from this run directory's final weights (fine-tuning)
@@ -93,6 +97,10 @@ class TrainConfig:
             raise UserError("train.freeze_embeddings and train.forget_every exclude each other: choose one")
         if self.forget_until > 0 and self.forget_every == 0:
             raise UserError("train.forget_until needs train.forget_every > 0")
+        if self.forget_last and (self.forget_every == 0 or self.forget_until > 0):
+            raise UserError("train.forget_last needs train.forget_every > 0 and no train.forget_until")
+        if not self.embed_lr_ratio > 0:
+            raise UserError(f"train.embed_lr_ratio={self.embed_lr_ratio} must be positive")
         if self.intervention_rows not in INTERVENTION_ROWS:
             allowed = ", ".join(INTERVENTION_ROWS)
             raise UserError(f"train.intervention_rows={self.intervention_rows!r}: allowed are {allowed}")

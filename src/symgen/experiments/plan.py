@@ -12,9 +12,9 @@
 
 A run's overrides are its sets in order, then its own `set` (a key given twice keeps its last value,
 at its first place). `seeds: [0, 1]` trains the run at its own seeds as one stacked model; `after`
-names runs trained first; `label` is the name tables show (default: the run's name); `extends: RUN` continues a
-finished run of the suite under this run's config (a larger step or compute budget: the run goes on
-from RUN's last checkpoint instead of training again from step 0). Runs appear in the order listed
+names runs trained first; `label` is the name tables show (default: the run's name); `extends: RUN`
+continues a finished run of the suite under this run's config (a larger step or compute budget: the
+run goes on from RUN's last checkpoint instead of training again from step 0). Runs appear in the order listed
 (the longest first lets two jobs end together).
 """
 

@@ -22,6 +22,10 @@ rows of the task's never-seen tokens, `task.unseen_ids()`).
   after the last step) means an evaluation at n·K completed steps sees the rows trained since the
   previous reset, never rows drawn an instant before.
 - **Temporary active forgetting** (`train.forget_until = N`): the same, only for steps <= N.
+- **Ending on a reset** (`train.forget_last`): the rows are also re-drawn after the last step, so
+  the final evaluation sees every intervention row as a reset leaves it — the seen symbols' rows as
+  much as the unseen ones', no knowledge of which is which. A run stopped early by a hook or a
+  compute budget does not end on one.
 
 Diagnostics, when the task has unseen symbols (`unseen_ids()`):
 
@@ -110,11 +114,13 @@ class ForgetHook(Hook):
 
     name = "forget"
 
-    def __init__(self, rows: list[int] | None, every: int, until: int, seed: int) -> None:
-        self.rows, self.every, self.until, self.seed = rows, every, until, seed
+    def __init__(self, rows: list[int] | None, every: int, until: int, seed: int, last: bool = False) -> None:
+        self.rows, self.every, self.until, self.seed, self.last = rows, every, until, seed, last
         self.resets: list[int] = []  # 0-based steps after whose update a reset happened
 
     def due(self, step: int, total_steps: int) -> bool:
+        if self.last and step == total_steps - 1:
+            return True
         if step <= 0 or step % self.every or step >= total_steps - 1:
             return False
         return self.until <= 0 or step <= self.until
@@ -217,7 +223,7 @@ def build_hooks(cfg: ExperimentConfig, task: Task) -> list[Hook]:
         if t.freeze_embeddings:
             hooks.append(FreezeHook(rows))
         if t.forget_every > 0:
-            hooks.append(ForgetHook(rows, t.forget_every, t.forget_until, cfg.seed))
+            hooks.append(ForgetHook(rows, t.forget_every, t.forget_until, cfg.seed, t.forget_last))
     if task.unseen_ids():
         unseen, seen = list(task.unseen_ids()), list(task.seen_ids())
         hooks.append(CollapseHook(unseen, seen))

@@ -18,8 +18,14 @@ def group_weight_decay(cfg: TrainConfig) -> dict[str, float]:
 
 def build_optimizer(model: Transformer, cfg: TrainConfig) -> torch.optim.AdamW:
     decay = group_weight_decay(cfg)
+    scale = {"embed": cfg.embed_lr_ratio, "unembed": cfg.embed_lr_ratio}
     groups = [
-        {"params": [p for p in params if p.requires_grad], "weight_decay": decay[role], "role": role}
+        {
+            "params": [p for p in params if p.requires_grad],
+            "weight_decay": decay[role],
+            "role": role,
+            "lr_scale": scale.get(role, 1.0),
+        }
         for role, params in model.param_groups().items()
     ]
     groups = [g for g in groups if g["params"]]

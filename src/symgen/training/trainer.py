@@ -190,7 +190,7 @@ class Trainer:
         for hook in self.hooks:
             lr *= hook.lr_factor(self, step)
         for group in self.optimizer.param_groups:
-            group["lr"] = lr
+            group["lr"] = lr * group.get("lr_scale", 1.0)
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         for hook in self.hooks:
