@@ -4,7 +4,7 @@ from pathlib import Path
 from conftest import plan_overrides
 
 from symgen.config import dump, resolve
-from symgen.experiments.unseen.claims import _a71_per_seed, run_name
+from symgen.experiments.unseen.claims import run_name
 from symgen.experiments.unseen.experiment import UnseenSymbolsExperiment, method_runs
 from symgen.tasks.horn_text import TARGET_ROLES
 from symgen.tasks.registry import make_task
@@ -32,26 +32,32 @@ def fake_run(
     atomic_save_tensors(path / "final.safetensors", {f"model.{k}": v for k, v in model.state_dict().items()})
 
 
-def runs(
-    tmp_path: Path, frozen_unseen: float, seed1_forget_unseen: float = 0.9, seed1_standard_seen: float = 0.95
-) -> dict[str, Path]:
+GOOD = {"all_seen": 0.95, "query_unseen": 0.9, "all_unseen": 0.9}
+BAD = {"all_seen": 0.95, "query_unseen": 0.05, "all_unseen": 0.0}
+
+
+def runs(tmp_path: Path, frozen_unseen: float = 0.9, **changes: dict[str, float]) -> dict[str, Path]:
+    """Fake final metrics for every quick run of the experiment: the paper's effects everywhere
+    (forgetting + β ends on a reset, so it solves all_unseen as trained); `changes` maps a method
+    (its run name without 'unseen-') to other scores."""
     exp = UnseenSymbolsExperiment()
     dirs = {r.name: tmp_path / r.name for r in exp.runs("quick")}
-    good = {"all_seen": 0.95, "query_unseen": 0.9, "all_unseen": 0.9}
-    bad = {"all_seen": 0.95, "query_unseen": 0.05, "all_unseen": 0.0}
-    for ss in ("", "-ss"):
-        fake_run(dirs[f"unseen-standard{ss}"], bad, 0.97)
-        fake_run(dirs[f"unseen-copy{ss}"], {**bad, "query_unseen": 0.3}, 0.99)
-        fake_run(dirs[f"unseen-copy_frozen{ss}"], {**good, "all_unseen": frozen_unseen}, 0.01)
-        fake_run(dirs[f"unseen-copy_forget{ss}"], bad, 0.9, redrawn=good)
-    fake_run(dirs["unseen-forget_temporary-ss"], bad, 0.95)
-    fake_run(dirs["unseen-copy_forget_temporary-ss"], good, 0.6)
-    fake_run(dirs["unseen-copy_frozen-ss-seed1"], good, 0.01)
-    for ss in ("", "-ss"):
-        fake_run(dirs[f"unseen-standard{ss}-seed1"], {**bad, "all_seen": seed1_standard_seen}, 0.98)
-    fake_run(
-        dirs["unseen-copy_forget-ss-seed1"], bad, 0.9, redrawn={**good, "all_unseen": seed1_forget_unseen}
-    )
+    scores = {
+        "standard": (BAD, 0.97),
+        "copy": ({**BAD, "query_unseen": 0.3}, 0.99),
+        "copy_frozen": ({**GOOD, "all_unseen": frozen_unseen}, 0.01),
+        "copy_forget": (GOOD, 0.02),
+        "standard-ss": (BAD, 0.97),
+        "standard_no_decay-ss": (BAD, 0.5),
+        "copy-ss": ({**BAD, "query_unseen": 0.3}, 0.99),
+        "copy_frozen-ss": ({**GOOD, "all_unseen": frozen_unseen}, 0.01),
+        "copy_forget-ss": (GOOD, 0.02),
+        "forget_temporary-ss": ({**BAD, "all_unseen": 0.1}, 0.95),
+        "copy_forget_temporary-ss": (GOOD, 0.6),
+    }
+    for method, (score, cos) in scores.items():
+        redrawn = GOOD if "forget" in method else None
+        fake_run(dirs[f"unseen-{method}"], {**score, **changes.get(method, {})}, cos, redrawn)
     return dirs
 
 
@@ -59,16 +65,29 @@ def runs_of_quick(tmp_path: Path) -> dict[str, Path]:
     return {r.name: tmp_path / r.name for r in UnseenSymbolsExperiment().runs("quick")}
 
 
+def verdicts_and_parts(tmp_path: Path, **kw) -> tuple[dict[str, str], dict[str, list[str]]]:
+    section = UnseenSymbolsExperiment().analyze("quick", runs(tmp_path, **kw), tmp_path / "fig")
+    return (
+        {c.id: c.verdict for c in section.claims},
+        {c.id: [p.outcome for p in c.parts] for c in section.claims},
+    )
+
+
 def test_claims_follow_the_measured_numbers(tmp_path: Path):
-    section = UnseenSymbolsExperiment().analyze("quick", runs(tmp_path / "a", 0.9), tmp_path / "fig")
+    section = UnseenSymbolsExperiment().analyze("quick", runs(tmp_path / "a"), tmp_path / "fig")
     verdicts = {c.id: c.verdict for c in section.claims}
-    reproduced = ("A7.1", "A7.2", "A7.3", "A7.5", "A7.1β", "A7.2β", "A7.3β", "A7.4β")
-    assert verdicts == {cid: "reproduced" for cid in reproduced} | {"A7.4": "not run"}
+    reproduced = ("A7.1", "A7.2", "A7.3", "A7.1β", "A7.2β", "A7.3β", "A7.4β")
+    # A7.4: the quick suite trains no paper-architecture temporary forgetting; A7.5's no-decay control
+    # (cosine 0.5) stays apart, so decay is the cause and A7.5 holds
+    assert verdicts == {cid: "reproduced" for cid in reproduced} | {
+        "A7.4": "not judged",
+        "A7.5": "reproduced",
+    }
     assert all(f.exists() for f in section.figures)
     assert any(f.name == "unseen_cosine_histogram.png" for f in section.figures)
     names = [row[0] for row in section.tables[0].rows]
     assert (
-        set(names) == set(method_runs(runs_of_quick(tmp_path))) and names.count("copy_forget+β") == 2
+        "copy + forgetting + β" in names and names.count("copy + forgetting + β") == 2
     )  # as trained, re-drawn
     assert [row[0] for row in section.tables[1].rows] == names  # the diagnostics, row for row
     assert [row[0] for row in section.tables[2].rows] == [20]  # the copy run's own n_seen (smoke task here)
@@ -76,31 +95,42 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     assert len(roles.rows) == 2 * len(method_runs(runs_of_quick(tmp_path))) and roles.headers[2:] == list(
         TARGET_ROLES
     )
-    assert run_name("copy_forget+β", 1) == "unseen-copy_forget-ss-seed1"
+    assert run_name("copy_forget+β") == "unseen-copy_forget-ss"
+    a73b = next(c for c in section.claims if c.id == "A7.3β")
+    assert "as training left it" in a73b.parts[1].text and "diagnostic, not evidence" in a73b.note
 
-    # frozen embeddings at 0.5 on all_unseen: A7.3 fails in both families, the rest stands
-    section = UnseenSymbolsExperiment().analyze("quick", runs(tmp_path / "b", 0.5), tmp_path / "fig")
-    verdicts = {c.id: c.verdict for c in section.claims}
-    assert verdicts["A7.3"] == "not reproduced" and verdicts["A7.1"] == "reproduced"
-    (a73,) = [c for c in section.claims if c.id == "A7.3β"]  # seed 1 of copy + frozen + β solves it
-    assert a73.verdict == "partly reproduced" and a73.measured.endswith("(fails in seed 0)")
 
-    # one seed of the forgetting run misses: the same-symbol A7.3 fails, the paper family's stands
-    section = UnseenSymbolsExperiment().analyze("quick", runs(tmp_path / "c", 0.9, 0.6), tmp_path / "fig")
-    verdicts = {c.id: c.verdict for c in section.claims}
-    assert verdicts["A7.3β"] == "partly reproduced" and verdicts["A7.3"] == "reproduced"
-    (a73,) = [c for c in section.claims if c.id == "A7.3β"]
-    assert "0.900/0.600" in a73.measured and "fails in seed 1" in a73.measured
+def test_an_arm_that_never_learned_its_seen_task_is_no_evidence(tmp_path: Path):
+    # the standard model stays on its plateau (all_seen 0.06): it cannot show that unseen symbols fail
+    verdicts, parts = verdicts_and_parts(tmp_path, standard={"all_seen": 0.06})
+    assert parts["A7.1"] == ["fail", "not judged"] and verdicts["A7.1"] == "not reproduced"
+    assert parts["A7.2"][0] == "not judged"  # copy against a standard model that never learned
+    # the no-copy temporary-forgetting control never learned: A7.4β's second part is not judged
+    verdicts, parts = verdicts_and_parts(tmp_path / "b", **{"forget_temporary-ss": {"all_seen": 0.1}})
+    assert parts["A7.4β"] == ["pass", "not judged"] and verdicts["A7.4β"] == "partly reproduced"
 
-    # the standard model's second seed stays on its plateau: A7.1 and A7.1β fail, A7.5 stands
-    section = UnseenSymbolsExperiment().analyze(
-        "quick", runs(tmp_path / "d", 0.9, 0.9, 0.4), tmp_path / "fig"
-    )
-    verdicts = {c.id: c.verdict for c in section.claims}
-    assert verdicts["A7.1"] == verdicts["A7.1β"] == "partly reproduced" and verdicts["A7.5"] == "reproduced"
-    (a71,) = [c for c in section.claims if c.id == "A7.1"]
-    assert "0.950/0.400" in a71.measured and a71.values["standard_all_seen"] == [0.95, 0.4]
-    assert a71.measured.endswith("(fails in seed 1)")
+
+def test_forgetting_is_judged_as_training_left_it(tmp_path: Path):
+    # rows re-drawn at test solve it (the diagnostic view) but as trained they do not
+    verdicts, parts = verdicts_and_parts(tmp_path, **{"copy_forget-ss": {"all_unseen": 0.0}})
+    assert parts["A7.3β"] == ["pass", "fail"] and verdicts["A7.3β"] == "partly reproduced"
+    verdicts, parts = verdicts_and_parts(tmp_path / "b", frozen_unseen=0.5)
+    assert parts["A7.3"] == ["fail", "pass"] and parts["A7.3β"] == ["fail", "pass"]
+    # temporary forgetting that collapses with copy too: A7.4β's first part fails
+    verdicts, parts = verdicts_and_parts(tmp_path / "c", **{"copy_forget_temporary-ss": {"all_unseen": 0.0}})
+    assert parts["A7.4β"] == ["fail", "pass"]
+
+
+def test_collapse_without_weight_decay_fails_the_decay_part(tmp_path: Path):
+    section = UnseenSymbolsExperiment().analyze("quick", runs(tmp_path), tmp_path / "fig")
+    a75 = next(c for c in section.claims if c.id == "A7.5")
+    assert [p.outcome for p in a75.parts] == ["pass", "pass", "pass"] and "self-NN" in a75.parts[0].measured
+    dirs = runs(tmp_path / "b")
+    fake_run(dirs["unseen-standard_no_decay-ss"].with_name("x"), BAD, 0.99)  # a collapsed control
+    dirs["unseen-standard_no_decay-ss"] = dirs["unseen-standard_no_decay-ss"].with_name("x")
+    section = UnseenSymbolsExperiment().analyze("quick", dirs, tmp_path / "fig")
+    a75 = next(c for c in section.claims if c.id == "A7.5")
+    assert [p.outcome for p in a75.parts] == ["pass", "pass", "fail"] and a75.verdict == "partly reproduced"
 
 
 def test_smoke_runs_are_tiny_and_forget_settings_go_only_to_forgetting_recipes():
@@ -115,7 +145,7 @@ def test_ablation_tables_every_variant_and_every_quick_run(tmp_path: Path):
     from symgen.experiments.unseen_ablation.experiment import UnseenAblationExperiment
 
     exp = UnseenAblationExperiment()
-    dirs = runs(tmp_path, 0.9)
+    dirs = runs(tmp_path)
     specs = exp.runs("quick")
     for spec in specs:
         dirs.setdefault(spec.name, tmp_path / spec.name)
@@ -130,11 +160,6 @@ def test_ablation_tables_every_variant_and_every_quick_run(tmp_path: Path):
     small, quick = section.tables
     assert [r[0] for r in small.rows] == labels
     assert [r[6] for r in small.rows] == [0.8] * len(labels)  # query_unseen exact match column
-    assert (
-        len(quick.rows) == len(UnseenSymbolsExperiment().runs("quick")) + 3
-    )  # three forgetting runs re-drawn
+    quick_runs = [r.name for r in UnseenSymbolsExperiment().runs("quick")]
+    assert len(quick.rows) == len(quick_runs) + sum("forget" in n for n in quick_runs)  # + re-drawn views
     assert all(f.exists() for f in section.figures)
-
-
-def test_per_seed_verdicts_name_the_real_seed_numbers():
-    assert _a71_per_seed([0, 3], [0.95, 0.4], [0.0, 0.0]) == {"seed 0": True, "seed 3": False}

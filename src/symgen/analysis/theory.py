@@ -34,7 +34,9 @@ import torch.nn.functional as F
 from symgen.errors import UserError
 
 TOL = 1e-9  # allowed excess of a measured ratio over its bound (rounding only)
-RATE_TOL = 0.01  # |median measured rate - median predicted rate| for "follows the predicted rate"
+# "follows the predicted rate": within this share of the distance between the predicted rate and
+# plain decay's 1 - eta*lambda (a wider tolerance could not tell the two apart)
+RATE_TOL_SHARE = 0.5
 FLOOR = 1e-9  # pairs with ||Delta|| below FLOOR * max ||u|| are at rounding level and not measured
 
 
@@ -198,36 +200,55 @@ def summarize(s: Setup, case: Case, rec: dict[str, np.ndarray]) -> dict:
 
 
 def _claim(cases: dict[str, dict], figure: str) -> dict:
+    """A7.7 part by part: each part's text (with its bar), whether it holds, and what was measured."""
     bounded = [c for c in cases.values() if "max_excess_over_bound" in c]
     worst = max(c["max_excess_over_bound"] for c in bounded)
     gd, flip, div = cases["gd"], cases["sign_flip"], cases["diverge"]
-    rate_gap = abs(gd["median_rate_measured"] - gd["median_rate_predicted"])
-    checks = {
-        "within_bound": worst <= TOL,
-        "rate": gd["r2p_below_lambda_all_steps"]
-        and rate_gap <= RATE_TOL
-        and gd["median_rate_measured"] <= gd["median_rate_predicted"] + TOL,
-        "sign_flip": flip["sign_flip_fraction"] > 0.9 and flip["delta_final_over_initial"] < 1,
-        "diverges": div["delta_final_over_initial"] > 1,
-    }
-    measured = (
-        f"max(ratio - bound) = {worst:.1e} over {len(bounded)} (S)GD cases; "
-        f"GD (eta*lambda={gd['eta_lambda']:g}) rate {gd['median_rate_measured']:.4f} vs predicted "
-        f"{gd['median_rate_predicted']:.4f}; eta*lambda={flip['eta_lambda']:g}: "
-        f"{100 * flip['sign_flip_fraction']:.0f}% sign flips, signed rate {flip['median_signed_rate']:.3f}; "
-        f"eta*lambda={div['eta_lambda']:g}: ||Delta|| x{div['delta_final_over_initial']:.2g}; "
-        f"AdamW final unseen cosine {cases['adamw']['final_mean_cosine']:.3f}"
+    measured_rate, predicted, decay = (
+        gd["median_rate_measured"],
+        gd["median_rate_predicted"],
+        gd["rate_decay_only"],
     )
+    # the tolerance must be able to tell the predicted rate from plain decay's 1 - eta*lambda
+    rate_tol = RATE_TOL_SHARE * abs(predicted - decay)
+    parts = [
+        {
+            "text": "(S)GD: the unseen rows' contraction stays within the bound at every step "
+            f"(excess ≤ {TOL:g})",
+            "ok": worst <= TOL,
+            "measured": f"max(ratio − bound) = {worst:.1e} over {len(bounded)} cases",
+        },
+        {
+            "text": "GD: the measured rate follows the predicted rate 1 − η(λ − r²p), within half "
+            "its distance to plain decay's 1 − ηλ",
+            "ok": gd["r2p_below_lambda_all_steps"] and abs(measured_rate - predicted) <= rate_tol,
+            "measured": f"η·λ = {gd['eta_lambda']:g}: measured {measured_rate:.4f}, predicted "
+            f"{predicted:.4f}, plain decay {decay:.4f} (tolerance {rate_tol:.4f})",
+        },
+        {
+            "text": "η·λ > 1: Δ flips sign at > 90 % of steps and still shrinks",
+            "ok": flip["sign_flip_fraction"] > 0.9 and flip["delta_final_over_initial"] < 1,
+            "measured": f"η·λ = {flip['eta_lambda']:g}: {100 * flip['sign_flip_fraction']:.0f} % sign flips, "
+            f"‖Δ‖ ×{flip['delta_final_over_initial']:.2g}",
+        },
+        {
+            "text": "η·λ > 2: ‖Δ‖ grows",
+            "ok": div["delta_final_over_initial"] > 1,
+            "measured": f"η·λ = {div['eta_lambda']:g}: ‖Δ‖ ×{div['delta_final_over_initial']:.2g}",
+        },
+    ]
     return {
         "id": "A7.7",
-        "measured": measured,
-        "verdict": "reproduced" if all(checks.values()) else "not reproduced",
-        "checks": checks,
+        "parts": parts,
+        "note": f"AdamW (no bound; collapse measured only): final unseen-row mean cosine "
+        f"{cases['adamw']['final_mean_cosine']:.3f}",
         "evidence": [figure],
         "values": {
             "max_excess_over_bound": worst,
-            "gd_rate_measured": gd["median_rate_measured"],
-            "gd_rate_predicted": gd["median_rate_predicted"],
+            "gd_rate_measured": measured_rate,
+            "gd_rate_predicted": predicted,
+            "gd_rate_decay_only": decay,
+            "rate_tolerance": rate_tol,
             "sign_flip_fraction": flip["sign_flip_fraction"],
             "diverge_delta_ratio": div["delta_final_over_initial"],
             "adamw_final_mean_cosine": cases["adamw"]["final_mean_cosine"],

@@ -111,6 +111,19 @@ def reproduce(
 
 
 @app.command()
+@click.argument("outputs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder of the book.")
+def report(outputs: tuple[Path, ...], out: Path) -> None:
+    """Merge finished `reproduce` outputs (parts run separately, any seeds) into one book: OUT/report.html
+    and OUT/claims.json with every claim once, judged by the output that measured it, and each output
+    copied into OUT/NAME with the files its report links to."""
+    from symgen.experiments.book import merge
+    from symgen.experiments.provenance import command_line
+
+    click.echo(f"report: {merge(list(outputs), out, command_line())}")
+
+
+@app.command()
 @click.option("--sizes", default="horn-quick,kg-quick,d256", show_default=True, help="Comma-separated.")
 @click.option("--rounds", default=5, show_default=True, help="Interleaved rounds (median, min, max).")
 @click.option("--steps", default=4, show_default=True, help="Timed steps per side per round.")

@@ -86,4 +86,5 @@ def theory(out: Path, scale: str) -> None:
     from symgen.analysis.theory import run_theory
 
     result = run_theory(out, scale)
-    click.echo(f"{result['claim']['verdict']}: {result['claim']['measured']}")
+    for part in result["claim"]["parts"]:
+        click.echo(f"{'pass' if part['ok'] else 'fail'}: {part['text']} ({part['measured']})")

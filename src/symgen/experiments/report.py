@@ -12,7 +12,7 @@ from pathlib import Path
 import torch
 
 from symgen.experiments.claims import VERDICT_LEGEND, VERDICTS, ClaimResult, JudgedPart
-from symgen.experiments.types import Section, Table
+from symgen.experiments.types import Link, Section, Table
 
 STYLE = """
 body{font-family:system-ui,sans-serif;max-width:1300px;margin:2em auto;padding:0 1em;color:#222}
@@ -56,11 +56,15 @@ def _evidence(item: str) -> str:
 
 def _table(table: Table) -> str:
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in table.headers)
-    rows = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(_fmt(c))}</td>" for c in row) + "</tr>" for row in table.rows
-    )
+    rows = "".join("<tr>" + "".join(f"<td>{_cell(c)}</td>" for c in row) + "</tr>" for row in table.rows)
     caption = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""
     return f'<div class="wide"><table>{caption}<tr>{head}</tr>{rows}</table></div>'
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, Link):
+        return f'<a href="{html.escape(value.href)}">{html.escape(value.text)}</a>'
+    return html.escape(_fmt(value))
 
 
 def _fmt(value: object) -> str:

@@ -9,6 +9,7 @@ side with `--jobs N` — then each experiment analyses its own.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -27,7 +28,7 @@ from symgen.experiments.report import write_claims, write_report
 from symgen.experiments.seeds import combine_sections
 from symgen.experiments.types import Experiment, RunSpec, Section
 from symgen.training.run import train_run
-from symgen.training.run_dir import check_resumable, read_summary, seed_dir
+from symgen.training.run_dir import EXTENDABLE, check_resumable, extension, read_summary, reopen, seed_dir
 from symgen.training.stacked import train_seeds
 
 
@@ -54,6 +55,36 @@ def _train_in_subprocess(run: RunSpec, run_root: Path) -> None:
         raise UserError(f"run {run.name} failed (exit {done.returncode}); see {log}")
 
 
+def needs(run: RunSpec) -> list[str]:
+    """The runs that must finish before this one: those it starts from, and the one it extends."""
+    return [*run.after, *([run.extends] if run.extends else [])]
+
+
+def start_extension(run: RunSpec, source: RunSpec, run_root: Path) -> None:
+    """Give an `extends` run the finished source run's directory (every seed), reopened under the
+    run's own config, so training goes on from the source's last checkpoint; nothing is done when
+    the run has a directory already (it was started before)."""
+    target = run_root / run.name
+    if target.exists():
+        return
+    if not source.finished(run_root):
+        raise UserError(f"run {run.name} extends {source.name}, which has not finished in {run_root}")
+    cfg = resolve(run.recipe, run.resolved_overrides(run_root))
+    staging = run_root / f".{run.name}.copy"
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(run_root / source.name, staging)
+    for seed, run_dir in zip(run.seeds or (None,), run.run_dirs(staging), strict=True):
+        seed_cfg = cfg if seed is None else replace(cfg, seed=seed)
+        if not extension(seed_cfg, run_dir):
+            shutil.rmtree(staging)
+            raise UserError(
+                f"run {run.name} extends {source.name} but differs from it in more than "
+                f"{', '.join(EXTENDABLE)}, or shrinks them"
+            )
+        click.echo(reopen(seed_cfg, run_dir, source.name).replace(str(staging), str(target)), err=True)
+    staging.rename(target)
+
+
 def _dependency_order(runs: list[RunSpec]) -> list[RunSpec]:
     """Runs ordered so that each comes after the runs it needs (stable otherwise)."""
     by_name, ordered, seen = {r.name: r for r in runs}, [], set()
@@ -63,7 +94,7 @@ def _dependency_order(runs: list[RunSpec]) -> list[RunSpec]:
             return
         if run.name in stack:
             raise UserError(f"runs depend on each other in a cycle: {' -> '.join((*stack, run.name))}")
-        for dep in run.after:
+        for dep in needs(run):
             if dep in by_name:
                 visit(by_name[dep], (*stack, run.name))
         seen.add(run.name)
@@ -88,6 +119,7 @@ def train_all(runs: list[RunSpec], run_root: Path, jobs: int, progress: bool) ->
         if r.name in done:
             _refuse_stale(r, cfg, run_root)
     todo = _dependency_order([r for r in runs if r.name not in done])
+    by_name = {r.name: r for r in runs}
     click.echo(
         f"{len(runs) - len(todo)} of {len(runs)} runs finished already; training {len(todo)}", err=True
     )
@@ -95,6 +127,8 @@ def train_all(runs: list[RunSpec], run_root: Path, jobs: int, progress: bool) ->
     if jobs <= 1:
         for i, r in enumerate(todo, 1):
             click.echo(f"[{i}/{len(todo)}] {r.name}", err=True)
+            if r.extends:
+                start_extension(r, by_name[r.extends], run_root)
             cfg = resolve(r.recipe, r.resolved_overrides(run_root))
             if r.seeds:
                 train_seeds(cfg, list(r.seeds), run_root / r.name, resume=True, progress=progress)
@@ -104,9 +138,11 @@ def train_all(runs: list[RunSpec], run_root: Path, jobs: int, progress: bool) ->
     futures: dict[str, Future] = {}
 
     def after_dependencies(run: RunSpec) -> None:
-        for dep in run.after:
+        for dep in needs(run):
             if dep in futures:
                 futures[dep].result()
+        if run.extends:
+            start_extension(run, by_name[run.extends], run_root)
         _train_in_subprocess(run, run_root)
 
     # dependencies are submitted before their dependents, so a waiting worker never blocks them

@@ -45,6 +45,14 @@ class RunSpec:
         return all(is_finished(d) for d in self.run_dirs(run_root))
 
 
+@dataclass(frozen=True)
+class Link:
+    """A table cell that links to a file of the output (a path relative to the report)."""
+
+    text: str
+    href: str
+
+
 @dataclass
 class Table:
     headers: list[str]

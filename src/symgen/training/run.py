@@ -3,6 +3,7 @@ finished one."""
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from symgen.config import ExperimentConfig
 from symgen.training.build import announce, prepare_trainer
 from symgen.training.distributed import init_distributed, resolve_device, shutdown_distributed
 from symgen.training.hooks import Hook
-from symgen.training.run_dir import check_resumable, finish_run, is_finished, read_summary
+from symgen.training.run_dir import check_resumable, extension, finish_run, is_finished, read_summary, reopen
 
 
 def train_run(
@@ -24,6 +25,8 @@ def train_run(
     hooks: list[Hook] | None = None,
 ) -> dict[str, Any]:
     run_dir = Path(run_dir)
+    if resume and is_finished(run_dir) and extension(cfg, run_dir):
+        print(reopen(cfg, run_dir), file=sys.stderr)
     check_resumable(cfg, run_dir)
     if is_finished(run_dir):
         return read_summary(run_dir) | {"skipped": True}

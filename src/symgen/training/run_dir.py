@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from symgen.config import ExperimentConfig
+from symgen.config import ExperimentConfig, dump
 from symgen.errors import UserError
 from symgen.training import checkpoint as ckpt
 from symgen.training.trainer import Trainer
@@ -70,6 +70,42 @@ def read_summary(run_dir: Path) -> dict[str, Any]:
 
 def seed_dir(out: Path, seed: int) -> Path:
     return Path(out) / f"seed-{seed}"
+
+
+# settings a finished run may grow under --resume: it then goes on from its last checkpoint
+EXTENDABLE = ("train.steps", "train.budget_layer_passes")
+STOPPED_BY_LIMIT = ("steps", "budget")  # a run stopped otherwise (a stalled curriculum) would stop again
+
+
+def extension(cfg: ExperimentConfig, run_dir: Path) -> list[str]:
+    """The settings in which `cfg` extends the run stored in `run_dir` (a larger train.steps or
+    compute budget, nothing else changed); empty when it is not an extension of that run."""
+    config_path = run_dir / "config.yaml"
+    if not config_path.exists():
+        return []
+    changed = config_differences(cfg, config_path)
+    if not changed or set(changed) - set(EXTENDABLE):
+        return []
+    stored = (yaml.safe_load(config_path.read_text()) or {}).get("train", {})
+    grown = cfg.train.steps >= stored.get("steps", 0)
+    budget, before = cfg.train.budget_layer_passes, stored.get("budget_layer_passes")
+    grown = grown and (budget is None or (before is not None and budget >= before))
+    return changed if grown else []
+
+
+def reopen(cfg: ExperimentConfig, run_dir: Path, source: str = "") -> str:
+    """Let a finished run go on under `cfg`, a larger step or compute budget (`extension`): the
+    config is rewritten, and the run continues from its last checkpoint; a run its curriculum ended
+    stays finished (it would end at the same step again). Returns what was done, in words."""
+    summary = read_summary(run_dir)
+    ckpt.atomic_write_bytes(run_dir / "config.yaml", dump(cfg).encode())
+    if summary.get("stopped_by") not in STOPPED_BY_LIMIT:
+        summary["extended_from"] = source or "itself"
+        ckpt.atomic_write_json(run_dir / "summary.json", summary)
+        return f"{run_dir} ended by {summary.get('stopped_by')!r}: already final under the larger budget"
+    (run_dir / "summary.json").unlink()
+    (run_dir / "final.safetensors").unlink(missing_ok=True)
+    return f"{run_dir} goes on from its last checkpoint under the larger budget"
 
 
 def check_resumable(cfg: ExperimentConfig, run_dir: Path) -> None:

@@ -18,6 +18,7 @@ import copy
 import dataclasses
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,15 @@ from symgen.tasks.base import IGNORE, Batch
 from symgen.training import checkpoint as ckpt
 from symgen.training.build import announce, prepare_trainer
 from symgen.training.distributed import Dist, resolve_device
-from symgen.training.run_dir import check_resumable, finish_run, is_finished, read_summary, seed_dir
+from symgen.training.run_dir import (
+    check_resumable,
+    extension,
+    finish_run,
+    is_finished,
+    read_summary,
+    reopen,
+    seed_dir,
+)
 from symgen.training.trainer import Trainer, progress_bar
 
 
@@ -122,7 +131,10 @@ def train_seeds(
         raise UserError(f"{out} holds a stacked run of seeds {stored}; resume it with --seeds {stored}")
     configs = {seed: copy.deepcopy(dataclasses.replace(cfg, seed=seed)) for seed in seeds}
     for seed in seeds:
-        check_resumable(configs[seed], seed_dir(out, seed))
+        run_dir = seed_dir(out, seed)
+        if resume and is_finished(run_dir) and extension(configs[seed], run_dir):
+            print(reopen(configs[seed], run_dir), file=sys.stderr)
+        check_resumable(configs[seed], run_dir)
     device = resolve_device(cfg.device)
     if cfg.train.threads > 0:
         torch.set_num_threads(cfg.train.threads)

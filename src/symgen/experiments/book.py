@@ -1,0 +1,134 @@
+"""One results book from several `reproduce` outputs (`symgen report DIR [DIR ...] --out OUT`).
+
+Parts of a suite run separately (`--only`, with any seeds) each write DIR/claims.json and
+DIR/report.html. The book copies each part into OUT/NAME/ (its report, its claims and every file its
+report links to: figures, and the summary and config of each run named as evidence), then writes
+OUT/claims.json and OUT/report.html with every claim once, judged by the part that measured it (the
+one with the most seeds; the later on the command line when they tie), beside that part's command,
+commit and seeds. A claim no part measured reads `not run` and names the `--only` that measures it.
+Every link of the book points inside OUT.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+from symgen.errors import UserError, writable_dir
+from symgen.experiments.claims import ClaimResult
+from symgen.experiments.provenance import stamp
+from symgen.experiments.registry import default_claims, measured_by
+from symgen.experiments.report import read_claims, write_claims, write_report
+from symgen.experiments.types import Link, Section, Table
+
+LINK = re.compile(r'(?:href|src)="([^"#:]+)"')
+RUN_FILES = ("summary.json", "config.yaml")  # what a run's evidence link needs: small, and enough to check
+
+
+def part_name(source: Path, taken: set[str]) -> str:
+    name, n = source.resolve().name, 2
+    while name in taken:
+        name, n = f"{source.resolve().name}-{n}", n + 1
+    return name
+
+
+def copy_part(source: Path, target: Path) -> list[str]:
+    """The part's report and claims, and every file its report links to; returns the links that
+    could not be resolved (none, for an output `reproduce` wrote)."""
+    target.mkdir(parents=True, exist_ok=True)
+    page = (source / "report.html").read_text()
+    (target / "report.html").write_text(page)
+    shutil.copyfile(source / "claims.json", target / "claims.json")
+    missing = []
+    for link in sorted(set(LINK.findall(page))):
+        if link.startswith("data"):
+            continue
+        src = source / link
+        if src.is_file():
+            (target / link).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, target / link)
+        else:
+            missing.append(link)
+    return missing
+
+
+def _rebased(claim: ClaimResult, part: str, header: dict) -> ClaimResult:
+    """The claim as the book shows it: evidence inside the part's folder, and where it came from."""
+    claim.evidence = [
+        f"{part}/{e}" if e.endswith(".png") or e.startswith("runs/") else e for e in claim.evidence
+    ]
+    claim.source = {
+        "part": part,
+        "command": header.get("command", ""),
+        "commit": header.get("commit", ""),
+        "seeds": header.get("seeds", []),
+    }
+    return claim
+
+
+def merge(sources: list[Path], out: Path, command: str) -> Path:
+    """Write the book into OUT from the `reproduce` outputs in `sources`."""
+    for source in sources:
+        if not (source / "claims.json").is_file() or not (source / "report.html").is_file():
+            raise UserError(f"{source} holds no finished reproduce output (claims.json and report.html)")
+    writable_dir(out)
+    claims = default_claims()
+    parts, taken = [], set()
+    for source in sources:
+        name = part_name(source, taken)
+        taken.add(name)
+        missing = copy_part(source, out / name)
+        header, judged = read_claims(source / "claims.json")
+        parts.append((name, header, missing))
+        for claim in judged:
+            if claim.verdict == "not run" or claim.id not in claims:
+                continue
+            held = claims[claim.id]
+            if held.verdict == "not run" or len(claim.seeds) >= len(held.seeds):
+                claims[claim.id] = _rebased(claim, name, header)
+    for cid, claim in claims.items():
+        if claim.verdict == "not run":
+            claim.notes = {"": f"no part measured it: `symgen reproduce --only {measured_by(cid)}` does"}
+    header = stamp(command, suite=_suites(parts), seeds=_seeds(parts), parts=[p[0] for p in parts])
+    write_claims(out / "claims.json", header, list(claims.values()))
+    figures = [
+        out / e for c in claims.values() for e in c.evidence if e.endswith(".png") and (out / e).is_file()
+    ]
+    evidence = Section(
+        "Evidence figures", ["The figures the claims name, each from its part."], list(dict.fromkeys(figures))
+    )
+    evidence.figure_notes = {str(f): str(f.relative_to(out)) for f in evidence.figures}
+    sections = [_parts_section(parts), evidence]
+    return write_report(out / "report.html", header, sections, list(claims.values()))
+
+
+def _suites(parts: list[tuple[str, dict, list[str]]]) -> str:
+    return "+".join(dict.fromkeys(str(h.get("suite", "")) for _, h, _ in parts))
+
+
+def _seeds(parts: list[tuple[str, dict, list[str]]]) -> list[int]:
+    return sorted({s for _, h, _ in parts for s in h.get("seeds", [])})
+
+
+def _parts_section(parts: list[tuple[str, dict, list[str]]]) -> Section:
+    rows = []
+    for name, header, missing in parts:
+        timing = header.get("timing", {})
+        rows.append(
+            [
+                Link(name, f"{name}/report.html"),
+                header.get("command", ""),
+                header.get("commit", ""),
+                ", ".join(map(str, header.get("seeds", []))),
+                f"{timing.get('wall_seconds', 0) / 60:.0f} min" if timing else "—",
+                ", ".join(header.get("experiments", [])),
+                f"{len(missing)} missing" if missing else "",
+            ]
+        )
+    table = Table(
+        ["part", "command", "commit", "seeds", "wall time", "experiments", "links"],
+        rows,
+        "The outputs merged here; each part's own report is NAME/report.html.",
+    )
+    return Section("The parts of this book", [], [], [table])
