@@ -130,6 +130,9 @@ def test_c2_needs_small_gaps_with_frozen_rows_and_chance_with_learned_rows():
     # a gap of 0.11 at one trained depth fails the first part
     wide = runs | {LOOPED_RUN: fake_run(LOOPED_RUN, seen, 4, unseen=[0.93, 0.88, 0.74, 0.5, 0.5, 0.5])}
     assert outcomes(claim_c2(wide)) == [FAIL, PASS]
+    # exactly 10 points passes (0.8 − 0.7 is a hair above 0.1 in floats)
+    ten = runs | {LOOPED_RUN: fake_run(LOOPED_RUN, {4: [0.8] * 6}, 4, unseen=[0.7] * 6)}
+    assert outcomes(claim_c2(ten))[0] == PASS
     # learned rows that keep unseen symbols above chance fail the second
     kept = runs | {LEARNED_RUN: fake_run(LEARNED_RUN, seen, 4, unseen=[0.8, 0.55, 0.5, 0.5, 0.5, 0.5])}
     assert outcomes(claim_c2(kept)) == [PASS, FAIL]

@@ -193,7 +193,8 @@ def c2_frozen(runs: Runs) -> Part:
     if why:
         return not_judged(C2_FROZEN, why, learned_values(runs, [LOOPED_RUN]))
     run = runs[LOOPED_RUN]
-    gaps = [s - u for s, u in zip(run.trained("all_seen"), run.trained("all_unseen"), strict=True)]
+    # rounded so that 10 points read as 0.10 (0.8 − 0.7 is 0.10000000000000009 in floats)
+    gaps = [round(s - u, 9) for s, u in zip(run.trained("all_seen"), run.trained("all_unseen"), strict=True)]
     close = all(abs(g) <= GAP_BAR for g in gaps)  # a missing depth (nan) fails
     measured = (
         f"all_seen − all_unseen per trained depth {rounded(gaps)} (bar |gap| ≤ {GAP_BAR}); "
