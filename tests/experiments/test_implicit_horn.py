@@ -1,15 +1,39 @@
-"""The implicit-Horn claims: judged per seed, and a seed that fails turns the verdict partial."""
+"""The implicit-Horn claims on one seed's runs: judged part by part, every arm first learns its seen task,
+and C1 reads the looped model at the r chosen on the validation set, never on the test set."""
 
 from pathlib import Path
 
-from symgen.experiments.claims import verdict_of
-from symgen.experiments.implicit_horn.experiment import LEARNED_RUN as LEARNED
-from symgen.experiments.implicit_horn.experiment import LOOPED_RUN as LOOPED
-from symgen.experiments.implicit_horn.experiment import VANILLA_RUN, claim_c1, claim_c2, claim_c3
+import pytest
+
+from symgen.analysis.implicit import ImplicitRun, choose_r, reached, validation_accuracy
+from symgen.config import resolve
+from symgen.experiments.claims import FAIL, NOT_JUDGED, PASS
+from symgen.experiments.implicit_horn.claims import (
+    DEEP_RUN,
+    DYNAMIC_RUN,
+    LEARNED_RUN,
+    LOOPED_RUN,
+    REACH_BAR,
+    VANILLA_RUN,
+    claim_c1,
+    claim_c2,
+    claim_c3,
+)
+from symgen.experiments.implicit_horn.experiment import ImplicitHornExperiment
 from symgen.measures.metrics import rank_correlation
+from symgen.training.run import train_run
 
 
-def fake_run(by_r: dict[int, list[float]], own_r: int, unseen: list | None = None, halting=None) -> dict:
+def fake_run(
+    name: str,
+    by_r: dict[int, list[float]],
+    own_r: int,
+    unseen: list[float] | None = None,
+    halting: list[float] | None = None,
+    validation: dict[int, list[float]] | None = None,
+) -> ImplicitRun:
+    """A run trained on depths 1–3 and tested on 1–6: all_seen accuracy per depth at each r; all_unseen
+    the same unless given (at the own R); halting iterations per depth; validation accuracy per r."""
     final = {}
     for r, accs in by_r.items():
         suffix = "" if r == own_r else f"@r{r}"
@@ -18,73 +42,151 @@ def fake_run(by_r: dict[int, list[float]], own_r: int, unseen: list | None = Non
             final[f"all_unseen/depth{d}/accuracy{suffix}"] = (unseen or accs)[d - 1] if r == own_r else a
     for d, it in enumerate(halting or [], 1):
         final[f"all_seen/depth{d}/halting/iterations"] = it
-    return {"final": final, "own_r": own_r, "grid": sorted(by_r), "test_depth": 6, "trained_depth": 3,
-            "dir": Path("x"), "r_label": str(own_r)}  # fmt: skip
+    return ImplicitRun(
+        name=name, dir=Path(name), summary={}, final=final, trained_depth=3, test_depth=6, own_r=own_r,
+        grid=sorted(by_r), r_label=str(own_r), looped=own_r > 1,
+        validation={r: dict(enumerate(accs, 1)) for r, accs in (validation or {}).items()},
+    )  # fmt: skip
 
 
 EXTRAPOLATES = {4: [1, 1, 0.9, 0.6, 0.5, 0.5], 8: [1, 1, 0.95, 0.9, 0.8, 0.6]}
 STUCK = {4: [1, 1, 0.9, 0.6, 0.5, 0.5], 8: [1, 1, 0.9, 0.6, 0.5, 0.5]}
-PLAIN = {1: [1, 0.9, 0.8, 0.5, 0.5, 0.5]}
+LEARNED_ONCE = {1: [1, 0.9, 0.8, 0.5, 0.5, 0.5]}
+CHANCE = {1: [0.5] * 6}
 
 
-def test_c1_holds_in_every_seed_or_names_the_seed_that_fails():
-    good = {LOOPED: {0: fake_run(EXTRAPOLATES, 4), 1: fake_run(EXTRAPOLATES, 4)},
-            VANILLA_RUN: {0: fake_run(PLAIN, 1), 1: fake_run(PLAIN, 1)}}  # fmt: skip
-    claim = claim_c1(good, 3)
-    assert claim.verdict == "reproduced" and claim.values["0"]["looped_best"] == 5
-    tampered = good | {LOOPED: {0: fake_run(EXTRAPOLATES, 4), 1: fake_run(STUCK, 4)}}
-    claim = claim_c1(tampered, 3)
-    assert claim.verdict == "partly reproduced" and "fails in seed 1" in claim.measured
+def c1_runs(looped=EXTRAPOLATES, validation=EXTRAPOLATES, deep=LEARNED_ONCE, vanilla=LEARNED_ONCE) -> dict:
+    return {
+        LOOPED_RUN: fake_run(LOOPED_RUN, looped, 4, validation=validation),
+        DEEP_RUN: fake_run(DEEP_RUN, deep, 1),
+        VANILLA_RUN: fake_run(VANILLA_RUN, vanilla, 1),
+    }
+
+
+def outcomes(claim) -> list[str]:
+    return [p.outcome for p in claim.parts]
+
+
+def test_c1_passes_when_more_iterations_reach_deeper_and_neither_control_does():
+    claim = claim_c1(c1_runs())
+    assert outcomes(claim) == [PASS, PASS, PASS] and claim.verdict == "reproduced"
+    values = claim.parts[0].values
+    assert values["r_validation"] == 8 and values["test_reach"] == 5 and values["test_reach_at_R"] == 3
+
+
+def test_c1_names_the_compute_matched_deep_model_as_its_control():
+    claim = claim_c1(c1_runs())
+    deep = next(p for p in claim.parts if DEEP_RUN in p.text)
+    assert "compute-matched" in deep.text and claim.parts.index(deep) == 1
+    assert VANILLA_RUN in claim.parts[2].text
+    # a deep model that reaches past its trained depths fails that part, and the claim is partial
+    goes_deeper = claim_c1(c1_runs(deep={1: [1, 1, 0.9, 0.85, 0.8, 0.5]}))
+    assert outcomes(goes_deeper) == [PASS, FAIL, PASS] and goes_deeper.verdict == "partly reproduced"
+
+
+def test_r_is_chosen_on_the_validation_set_not_on_the_test_set():
+    # the test set would pick r = 8 (reach 5); the validation set reaches deepest at r = 4
+    validation = {4: [1, 1, 0.9, 0.7, 0.5, 0.5], 8: [1, 0.7, 0.5, 0.5, 0.5, 0.5]}
+    claim = claim_c1(c1_runs(validation=validation))
+    part = claim.parts[0]
+    assert part.values["r_validation"] == 4 and part.values["test_reach"] == 3 and part.outcome == FAIL
+    assert "reaches 5 at r = 8" in claim.note and "not evidence" in claim.note
+    # ties go to the fewest r; without a validation reading the part cannot be judged
+    assert choose_r({8: {1: 0.9}, 4: {1: 0.9}, 2: {1: 0.5}}, REACH_BAR) == (4, 1)
+    unread = c1_runs(validation={})
+    assert claim_c1(unread).parts[0].outcome == NOT_JUDGED
+
+
+def test_a_control_that_never_learned_leaves_its_part_not_judged_and_names_it():
+    claim = claim_c1(c1_runs(vanilla=CHANCE))
+    assert outcomes(claim) == [PASS, PASS, NOT_JUDGED] and claim.verdict == "partly reproduced"
+    assert f"{VANILLA_RUN} 0.500 < 0.75" in claim.parts[2].measured
+    # "learned" is every trained depth, not their mean (0.97, 0.95, 0.7: mean 0.87)
+    claim = claim_c1(c1_runs(deep={1: [0.97, 0.95, 0.7, 0.5, 0.5, 0.5]}))
+    assert claim.parts[1].outcome == NOT_JUDGED and f"{DEEP_RUN} 0.700" in claim.parts[1].measured
+    # a looped model that never learned leaves every part of C1 not judged
+    claim = claim_c1(c1_runs(looped={4: [0.5] * 6, 8: [0.5] * 6}))
+    assert set(outcomes(claim)) == {NOT_JUDGED} and claim.verdict == "not judged"
+    assert all(LOOPED_RUN in p.measured for p in claim.parts)
+    assert claim_c1({}).parts[1].measured.startswith("no run")
+
+
+def test_a_tampered_part_flips_the_verdict():
+    assert claim_c1(c1_runs()).verdict == "reproduced"
+    stuck = claim_c1(c1_runs(looped=STUCK, validation=STUCK))
+    assert outcomes(stuck) == [FAIL, PASS, PASS] and stuck.verdict == "partly reproduced"
+    assert stuck.parts[0].values["test_reach"] == 3
 
 
 def test_c2_needs_small_gaps_with_frozen_rows_and_chance_with_learned_rows():
     seen = {4: [0.95, 0.9, 0.85, 0.6, 0.5, 0.5]}
     runs = {
-        LOOPED: {0: fake_run(seen, 4, unseen=[0.93, 0.88, 0.8, 0.5, 0.5, 0.5])},
-        LEARNED: {0: fake_run(seen, 4, unseen=[0.5, 0.55, 0.5, 0.5, 0.5, 0.5])},
+        LOOPED_RUN: fake_run(LOOPED_RUN, seen, 4, unseen=[0.93, 0.88, 0.8, 0.5, 0.5, 0.5]),
+        LEARNED_RUN: fake_run(LEARNED_RUN, seen, 4, unseen=[0.5, 0.55, 0.5, 0.5, 0.5, 0.5]),
     }
-    claim = claim_c2(runs, 3)
-    assert claim.verdict == "reproduced" and "did not learn the seen task either" not in claim.measured
-    # learned rows at chance everywhere: the verdict stands, and the text says what it rests on
-    chance = {0: fake_run({4: [0.5] * 6}, 4)}
-    claim = claim_c2(runs | {LEARNED: chance}, 3)
-    assert claim.verdict == "reproduced" and "did not learn the seen task either" in claim.measured
-    runs[LEARNED] = {0: fake_run(seen, 4, unseen=[0.8, 0.55, 0.5, 0.5, 0.5, 0.5])}
-    assert claim_c2(runs, 3).verdict == "not reproduced"
+    claim = claim_c2(runs)
+    assert outcomes(claim) == [PASS, PASS] and claim.verdict == "reproduced"
+    assert claim.parts[0].values["gap_depth3"] == pytest.approx(0.05)
+    # a gap of 0.11 at one trained depth fails the first part
+    wide = runs | {LOOPED_RUN: fake_run(LOOPED_RUN, seen, 4, unseen=[0.93, 0.88, 0.74, 0.5, 0.5, 0.5])}
+    assert outcomes(claim_c2(wide)) == [FAIL, PASS]
+    # exactly 10 points passes (0.8 − 0.7 is a hair above 0.1 in floats)
+    ten = runs | {LOOPED_RUN: fake_run(LOOPED_RUN, {4: [0.8] * 6}, 4, unseen=[0.7] * 6)}
+    assert outcomes(claim_c2(ten))[0] == PASS
+    # learned rows that keep unseen symbols above chance fail the second
+    kept = runs | {LEARNED_RUN: fake_run(LEARNED_RUN, seen, 4, unseen=[0.8, 0.55, 0.5, 0.5, 0.5, 0.5])}
+    assert outcomes(claim_c2(kept)) == [PASS, FAIL]
 
 
-def test_c3_reads_halting_iterations_against_depth():
-    grows = {LOOPED: {0: fake_run(STUCK, 4, halting=[2, 2, 3, 4, 4, 5])}}
-    flat = {LOOPED: {0: fake_run(STUCK, 4, halting=[3, 3, 3, 3, 3, 3])}}
-    assert claim_c3(grows).verdict == "reproduced" and claim_c3(flat).verdict == "not reproduced"
-
-
-def test_verdict_ofs_and_rank_correlation():
-    assert verdict_of({"seed 0": True, "seed 1": True}) == ("reproduced", "")
-    assert verdict_of({"seed 0": False, "seed 1": False})[0] == "not reproduced"
-    assert verdict_of({}) == ("not run", "")
-    assert rank_correlation([1, 2, 3], [5, 5, 5]) == 0.0 and rank_correlation([1, 2, 3], [1, 3, 2]) == 0.5
-
-
-def test_a_claim_checked_part_by_part_names_the_part_that_fails():
-    from symgen.experiments.claims import Statement, parts_claim
-
-    b51, b55, b56 = (Statement(cid, "", "") for cid in ("B5.1", "B5.5", "B5.6"))
-    both = parts_claim(b55, {"margins peak then fall": True, "dynamic decays more slowly": True}, [])
-    one = parts_claim(b55, {"margins peak then fall": True, "dynamic decays more slowly": False}, [])
-    none = parts_claim(b56, {"beats KL-only": False, "tracks depth": False}, [])
-    assert (both.verdict, one.verdict, none.verdict) == ("reproduced", "partly reproduced", "not reproduced")
-    assert "dynamic decays more slowly: no" in one.measured
-    # a part the suite cannot test is printed as such and left out of the verdict
-    unjudged = parts_claim(b51, {"looped generalize": True, "R = 4 faster (no R = 2 run)": None}, [])
-    assert unjudged.verdict == "reproduced" and "no R = 2 run): not judged" in unjudged.measured
-    assert parts_claim(b51, {"R = 4 faster (no R = 2 run)": None}, []).verdict == "not judged"
-
-
-def test_models_at_chance_leave_c1_and_c3_not_judged():
-    chance = {4: [0.5] * 6, 8: [0.5] * 6}
+def test_c2_control_that_never_learned_the_seen_task_is_not_judged_with_its_numbers():
+    never = {4: [0.6, 0.47, 0.42, 0.5, 0.5, 0.5]}
     runs = {
-        LOOPED: {0: fake_run(chance, 4, halting=[2] * 6)},
-        VANILLA_RUN: {0: fake_run({1: [0.5] * 6}, 1)},
+        LOOPED_RUN: fake_run(LOOPED_RUN, {4: [0.95, 0.9, 0.85, 0.6, 0.5, 0.5]}, 4),
+        LEARNED_RUN: fake_run(LEARNED_RUN, never, 4, unseen=[0.45] + [0.5] * 5),
     }
-    assert claim_c1(runs, 3).verdict == "not judged" and claim_c3(runs).verdict == "not judged"
+    claim = claim_c2(runs)
+    part = claim.parts[1]
+    assert part.outcome == NOT_JUDGED and claim.verdict == "partly reproduced"
+    assert f"{LEARNED_RUN} 0.420 < 0.75" in part.measured and "[0.45, 0.5, 0.5]" in part.measured
+    assert part.values["all_unseen_depth1"] == 0.45
+
+
+def test_c3_reads_halting_iterations_against_depth_per_looped_model():
+    learned = [1, 1, 0.9, 0.6, 0.5, 0.5]
+    grows = [2, 2, 3, 4, 4, 5]
+    runs = {
+        LOOPED_RUN: fake_run(LOOPED_RUN, {4: learned}, 4, halting=grows),
+        DYNAMIC_RUN: fake_run(DYNAMIC_RUN, {8: learned}, 8, halting=grows),
+    }
+    claim = claim_c3(runs)
+    assert outcomes(claim) == [PASS, PASS] and claim.verdict == "reproduced"
+    assert LOOPED_RUN in claim.parts[0].text and DYNAMIC_RUN in claim.parts[1].text
+    flat = runs | {DYNAMIC_RUN: fake_run(DYNAMIC_RUN, {8: learned}, 8, halting=[3] * 6)}
+    assert outcomes(claim_c3(flat)) == [PASS, FAIL]
+    # rank correlation alone is not enough: the deepest depth must also spend more than the shallowest
+    back = runs | {LOOPED_RUN: fake_run(LOOPED_RUN, {4: learned}, 4, halting=[5, 3, 4, 6, 7, 5])}
+    assert rank_correlation(list(range(6)), [5, 3, 4, 6, 7, 5]) > 0.5 and outcomes(claim_c3(back))[0] == FAIL
+    unlearned = runs | {DYNAMIC_RUN: fake_run(DYNAMIC_RUN, {8: [0.5] * 6}, 8, halting=grows)}
+    claim = claim_c3(unlearned)
+    assert outcomes(claim) == [PASS, NOT_JUDGED] and DYNAMIC_RUN in claim.parts[1].measured
+
+
+def test_reached_is_the_deepest_depth_with_every_shallower_one_above_the_bar():
+    assert reached({1: 1, 2: 0.9, 3: 0.7, 4: 0.9}, 0.75) == 2
+    assert reached({1: 0.7, 2: 0.9}, 0.75) == 0
+    assert reached({1: 0.9, 3: 0.9}, 0.75) == 1  # a missing depth is not reached
+
+
+def test_a_tiny_looped_run_is_read_on_the_validation_set_and_analysed(tmp_path):
+    overrides = ["model.d_model=16", "task.n_seen=30", "task.n_unseen=20", "task.n_test=12",
+                 "task.eval_loops=[1,2]", "train.steps=2", "train.eval_every=2", "train.warmup_steps=1",
+                 "train.threads=1", "train.freeze_embeddings=true"]  # fmt: skip
+    train_run(resolve("horn-implicit-looped", overrides), tmp_path / LOOPED_RUN, progress=False)
+    validation = validation_accuracy(tmp_path / LOOPED_RUN)
+    assert sorted(validation) == [1, 2, 4]
+    assert all(sorted(acc) == list(range(1, 7)) for acc in validation.values())
+    section = ImplicitHornExperiment().analyze("smoke", {LOOPED_RUN: tmp_path / LOOPED_RUN}, tmp_path / "fig")
+    assert [c.id for c in section.claims] == ["C1", "C2", "C3"]
+    assert section.tables[0].rows[0][0] == LOOPED_RUN and all(p.exists() for p in section.figures)
+    # the controls are missing here: their parts are not judged, saying so
+    assert section.claims[0].parts[1].outcome == NOT_JUDGED

@@ -202,3 +202,22 @@ def test_light_evaluations_read_the_own_r_and_the_last_one_is_full(tmp_path, sto
     assert "eval/all_seen/depth1/accuracy@r1" in last and "eval/all_seen/halting/accuracy" in last
     assert "eval/curriculum/stage" in last and summary["final"].keys() == last.keys() - {
         "step", "lr", "elapsed_s", "layer_passes"} - {k for k in last if k.startswith("train/")}  # fmt: skip
+
+
+def test_validation_problems_match_the_test_set_in_shape_and_never_repeat_a_test_problem(task):
+    """Fresh problems to choose r on: the test set's depths, labels and symbols, none of its problems."""
+    from symgen.tasks import horn_generator
+
+    key = horn_generator.canonical_key
+    validation = task.validation_problems()
+    assert validation.keys() == task.test.keys()
+    for scenario, records in validation.items():
+        shape = Counter((r["depth"], r["label"]) for r in records)
+        assert shape == Counter((r["depth"], r["label"]) for r in task.test[scenario])
+        assert not {key(r) for r in records} & {key(r) for recs in task.test.values() for r in recs}
+        assert all(r["scenario"] == scenario and entailed_by_brute_force(r) == r["label"] for r in records)
+    unseen = set(task.unseen_pool)
+    assert all(set(r["facts"]) <= unseen for r in validation["all_unseen"])
+    assert all(not set(r["facts"]) & unseen for r in validation["all_seen"])
+    # the same problems at every call, and one scenario alone when asked
+    assert task.validation_problems(("all_seen",)) == {"all_seen": validation["all_seen"]}

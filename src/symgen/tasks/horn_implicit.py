@@ -17,11 +17,16 @@ Evaluation reads the answer at the last prompt token: accuracy per scenario and 
 iteration count of ``eval_loops`` (`{scenario}/depth{d}/accuracy@r{r}`; the model's own R is the
 plain `{scenario}/depth{d}/accuracy`), and for looped models the same under adaptive halting
 (KL + entropy, `symgen.models.recurrence`): accuracy and mean iterations per depth.
+
+`validation_problems()` draws, per scenario, as many fresh problems as the test set holds, from the
+test generator (same depths, sizes and symbols) under their own seed stream and never a test problem:
+the data on which an analysis chooses the inference iteration count r, so the test set never does.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +35,7 @@ import torch
 from symgen.errors import UserError
 from symgen.models.recurrence import HaltingRule
 from symgen.models.transformer import Transformer
-from symgen.tasks import horn
+from symgen.tasks import horn, horn_generator
 from symgen.tasks.base import IGNORE, Batch, CurriculumSettings, pad_batch
 from symgen.tasks.checker import levels
 from symgen.tasks.horn_task import HornTask, HornTaskConfig
@@ -106,6 +111,23 @@ class ImplicitHornTask(HornTask):
 
     def test_generator(self) -> horn.HornConfig:
         return self.cfg.test_config(self.seed)
+
+    def validation_problems(self, scenarios: tuple[str, ...] = ()) -> dict[str, list[dict[str, Any]]]:
+        """Per scenario (default: every test scenario), n_test fresh problems of the test generator,
+        balanced per depth and label, from a seed stream of their own; none is a test problem (nor a
+        problem of a fixed training set). The same problems at every call."""
+        gen = self.test_generator()
+        held = [*self.train_records, *(r for records in self.test.values() for r in records)]
+        exclude = {horn_generator.canonical_key(r) for r in held}
+        seen, unseen = self.seen_pool, self.unseen_pool
+        # scenario -> (symbols of the problem, symbols of the query), as the test set draws them
+        sources = {"all_seen": (seen, None), "query_unseen": (seen, unseen), "all_unseen": (unseen, None)}
+        out = {}
+        for s in scenarios or tuple(self.test):
+            rng = random.Random(f"symgen-horn:{gen.seed}:validation:{s}")
+            pool, query_pool = sources[s]
+            out[s] = horn_generator._generate(gen, gen.n_test, rng, s, pool, query_pool, exclude)
+        return out
 
     def set_train_hops(self, k: int) -> None:
         """Train on proof depths 1..k (the depth curriculum's stage), balanced per depth and label."""
