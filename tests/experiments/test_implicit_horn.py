@@ -74,6 +74,13 @@ def test_c1_passes_when_more_iterations_reach_deeper_and_neither_control_does():
     assert values["r_validation"] == 8 and values["test_reach"] == 5 and values["test_reach_at_R"] == 3
 
 
+def test_c1_needs_the_extra_iterations_to_add_depth():
+    # the looped model already reaches depth 5 at its own R: more iterations add nothing
+    at_own_r = {4: [1, 1, 0.95, 0.9, 0.8, 0.6], 8: [1, 1, 0.95, 0.9, 0.8, 0.6]}
+    claim = claim_c1(c1_runs(looped=at_own_r, validation=at_own_r))
+    assert claim.parts[0].values["test_reach_at_R"] == 5 and claim.parts[0].outcome == FAIL
+
+
 def test_c1_names_the_compute_matched_deep_model_as_its_control():
     claim = claim_c1(c1_runs())
     deep = next(p for p in claim.parts if DEEP_RUN in p.text)

@@ -33,7 +33,8 @@ C1 = Statement(
     "C1",
     "Beyond both papers (SPEC C.1), stated before measured: on Horn problems without a chain of "
     "thought, a looped model answers deeper proofs than it was trained on when given more iterations, "
-    "and a vanilla model of equal parameters does not.",
+    "and a vanilla model of equal parameters does not (nor one of equal compute: the looped model's "
+    "layers as distinct blocks, the control that learns the trained depths).",
     "new question",
 )
 
@@ -62,7 +63,7 @@ C1_LOOPED = (
     f"the looped model ({LOOPED_RUN}, fixed R) reaches deeper than its trained depths with more "
     "iterations: at the r chosen on a validation set (its deepest all_seen reach there, ties to the "
     f"fewest r), its reached depth on the test set (all_seen; that depth and every shallower one "
-    f"≥ {REACH_BAR}) > the trained depth"
+    f"≥ {REACH_BAR}) > the trained depth and > its reach at its own R"
 )
 C1_DEEP = (
     f"the compute-matched deep model ({DEEP_RUN}: the looped model's layer count as distinct blocks, no "
@@ -151,7 +152,7 @@ def c1_looped(runs: Runs) -> Part:
         f"at r = {r} (at its R = {run.own_r}: {at_own}) vs trained depth {trained}; "
         + learned_note(runs, [LOOPED_RUN])
     )
-    return judge(C1_LOOPED, reach > trained, measured, values)
+    return judge(C1_LOOPED, reach > max(trained, at_own), measured, values)
 
 
 def c1_control(runs: Runs, name: str, text: str) -> Part:
