@@ -107,7 +107,9 @@ def test_b54_lists_a_part_for_r2_and_r4_and_is_reproduced_when_every_part_passes
         "at its training R no fixed-R model passes its training depth",
     ]
     assert claim.verdict == "reproduced"
-    assert part(claim, "the dynamic-R").measured == "kg-depth-dynamic: 9 at r = 6, 10 at r = 24"
+    assert part(claim, "the dynamic-R").measured == "kg-depth-dynamic: 9 hops at r = 6, 10 hops at r = 24"
+    assert part(claim, "at its training R").measured.startswith("kg-depth-r2: 3 hops at R = 2, trained to 4;")
+    assert part(b52(), "the three phases").measured == "train step 500, ID step 2000, OOD step 8000"
 
 
 @pytest.mark.parametrize(

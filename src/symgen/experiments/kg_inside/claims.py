@@ -96,14 +96,15 @@ def check_b52(looped: dict, deep: dict | None, vanilla: dict | None, evidence: l
             order,
             why,
             in_order(phases),
-            f"train {train}, ID {id_}, OOD {phases['ood']}",
+            f"train {_at(train)}, ID {_at(id_)}, OOD {_at(phases['ood'])}",
             {f"{k}_phase": v for k, v in phases.items()},
         ),
         _gated(
             grok,
             why,
             gap is not None and id_ >= GROKKING * train,
-            f"train {train}, ID {id_}: {gap} steps and {looped['evals_between']} evaluation(s) apart",
+            f"train {_at(train)}, ID {_at(id_)}"
+            + ("" if gap is None else f": {gap} steps and {looped['evals_between']} evaluation(s) apart"),
             gap_values,
         ),
         _gated(bridge, why, value >= DECODABLE, f"{value:.3f}", {"bridge_iteration_1": value}),
@@ -132,10 +133,18 @@ def _vanilla_lens_part(deep: dict | None, vanilla: dict | None) -> Part:
 # ---- B5.4: inference-time depth extrapolation -----------------------------------------------------
 
 
+def _at(step: float | None) -> str:
+    return "never" if step is None else f"step {step:g}"
+
+
+def _hops(depth: int | None) -> str:
+    return "no hop count" if depth is None else f"{depth} hops"
+
+
 def _gain(model: dict) -> str:
     return (
-        f"{model['name']}: {model['depth_baseline']} at r = {model['baseline_r']}, "
-        f"{model['depth_chosen_r']} at r = {model['chosen_r']}"
+        f"{model['name']}: {_hops(model['depth_baseline'])} at r = {model['baseline_r']}, "
+        f"{_hops(model['depth_chosen_r'])} at r = {model['chosen_r']}"
     )
 
 
@@ -209,7 +218,8 @@ def check_b54(models: list[dict], evidence: list[str]) -> Claim:
             "no looped fixed-R model in this suite",
             lambda ms: all((m["depth_baseline"] or 0) <= m["curriculum_stage"] for m in ms),
             lambda ms: "; ".join(
-                f"{m['name']}: {m['depth_baseline']} at R = {m['R']}, trained to {m['curriculum_stage']} hops"
+                f"{m['name']}: {_hops(m['depth_baseline'])} at R = {m['R']}, "
+                f"trained to {m['curriculum_stage']}"
                 for m in ms
             ),
         )
@@ -258,12 +268,14 @@ def check_b55(fixed: dict | None, dynamic: dict | None, evidence: list[str]) -> 
         if g in m["groups"]
     }
     arms = {fixed["name"]: depth}
-    why = unlearned(arms, LEARNED_DEPTH, DEPTH_WHAT) or ("" if hops else "no held-out hop count to read")
+    none = "" if hops else f"no held-out hop count from 2 to {fixed['name']}'s learnable depth {depth}"
+    why = unlearned(arms, LEARNED_DEPTH, DEPTH_WHAT) or none
     parts = [not_judged(PEAK_TEXT, why, values) if why else _peak_part(fixed, hops, values)]
     if dynamic is None:
         parts.append(not_judged(SLOWER_TEXT, "no dynamic-R model in this suite"))
-    elif why := unlearned(
-        arms | {dynamic["name"]: dynamic["learnable_depth"] or 0}, LEARNED_DEPTH, DEPTH_WHAT
+    elif (
+        why := unlearned(arms | {dynamic["name"]: dynamic["learnable_depth"] or 0}, LEARNED_DEPTH, DEPTH_WHAT)
+        or none
     ):
         parts.append(not_judged(SLOWER_TEXT, why, values))
     else:
