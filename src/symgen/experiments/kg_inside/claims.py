@@ -80,7 +80,7 @@ def check_b52(looped: dict, deep: dict | None, vanilla: dict | None, evidence: l
     gap = None if train is None or id_ is None else id_ - train
     order = (
         "the three phases come in the order train, ID, OOD (the first step from which train and ID "
-        f"accuracy stay >= {bars['train']:g} and {bars['id']:g}, OOD >= {bars['ood']:g}, for {PATIENCE} "
+        f"accuracy stay >= {bars['train']:g} / {bars['id']:g}, OOD >= {bars['ood']:g}, for {PATIENCE} "
         "evaluations)"
     )
     grok = f"ID comes much later than train (grokking): ID phase step >= {GROKKING:g} × the train phase step"
