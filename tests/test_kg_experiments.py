@@ -1,22 +1,219 @@
-"""Claim verdicts of the paper-B experiments are computed from the measured numbers."""
+"""Claims B5.1 and B5.3 of the paper-B experiments are judged part by part from the measured numbers;
+an arm that never learned its own task makes its part `not judged`, naming it."""
 
+import json
 from pathlib import Path
 
 import pytest
 from conftest import plan_overrides
 
 from symgen.config import dump, resolve
-from symgen.experiments.kg_depth.experiment import KGDepthExperiment, dynamic_loops
-from symgen.experiments.kg_systematic.experiment import KGSystematicExperiment, final_accuracies
+from symgen.experiments.claims import FAIL, NOT_JUDGED, PASS
+from symgen.experiments.kg_depth.claims import EQUAL, STALL, DepthRun, check_b53
+from symgen.experiments.kg_depth.experiment import KGDepthExperiment, depth_run, dynamic_loops
+from symgen.experiments.kg_systematic.claims import check_b51
+from symgen.experiments.kg_systematic.experiment import KGSystematicExperiment, final_accuracies, ood_step
 
 PAPER_DYNAMIC_RUN = plan_overrides(KGDepthExperiment(), "paper", "kg-depth-dynamic")
 
 
-def test_b53_needs_depth_growing_with_r():
-    assert KGDepthExperiment.claim({1: 0, 2: 2, 4: 4}, 5, {}).verdict == "reproduced"
-    assert KGDepthExperiment.claim({1: 0, 2: 2, 4: 1}, None, {}).verdict == "not reproduced"
-    assert KGDepthExperiment.claim({2: 2, 4: 2}, None, {}).verdict == "not reproduced"
-    assert KGDepthExperiment.claim({1: 0, 2: 2, 4: 4}, 2, {}).verdict == "not reproduced"  # dynamic < best R
+def outcomes(claim) -> list[str]:
+    return [p.outcome for p in claim.parts]
+
+
+def part(claim, starts: str):
+    return next(p for p in claim.parts if p.text.startswith(starts))
+
+
+# ---- B5.1 -----------------------------------------------------------------------------------------
+
+
+def finals(
+    t2: float | None = 7000, t4: float | None = 2000, level: float = 0.78, deep_id: float = 0.95
+) -> dict[str, dict]:
+    return {
+        "kg-sys-looped-r2": {"ood": level, "id": 1.0, "loops": 2, "ood_step": t2, "steps": 60000},
+        "kg-sys-looped": {"ood": level, "id": 1.0, "loops": 4, "ood_step": t4, "steps": 20000},
+        "kg-sys-vanilla": {"ood": 0.01, "id": 0.93, "loops": 1, "ood_step": None, "steps": 20000},
+        "kg-sys-deep": {"ood": 0.02, "id": deep_id, "loops": 1, "ood_step": None, "steps": 20000},
+    }
+
+
+def test_b51_is_reproduced_when_every_part_passes():
+    claim = check_b51(finals(), "quick", [])
+    assert claim.verdict == "reproduced" and outcomes(claim) == [PASS] * 4
+    speed = part(claim, "R = 4 reaches")
+    assert speed.measured == "kg-sys-looped step 2000 against kg-sys-looped-r2 step 7000"
+    assert speed.values["kg-sys-looped/ood_step"] == 2000
+    assert claim.verdict == check_b51(finals(t2=None), "quick", []).verdict  # R = 2 never reaches it
+
+
+def test_b51_a_vanilla_control_that_never_learned_is_not_judged_and_named():
+    claim = check_b51(finals(deep_id=0.6), "quick", [])
+    vanilla = part(claim, "vanilla models")
+    assert vanilla.outcome == NOT_JUDGED and "kg-sys-deep 0.600 < 0.9" in vanilla.measured
+    assert "kg-sys-vanilla" not in vanilla.measured  # the arm that learned is not blamed
+    assert claim.verdict == "partly reproduced"
+
+
+@pytest.mark.parametrize(
+    ("change", "broken"),
+    [
+        ({"t2": 2000, "t4": 7000}, "R = 4 reaches"),  # R = 2 learns first
+        ({"t2": 2000, "t4": 2000}, "R = 4 reaches"),  # a tie is not "fewer steps"
+        ({"t4": None}, "R = 4 reaches"),  # R = 4 never reaches the bar
+        ({"level": 0.6}, "every looped run's OOD"),  # above the quick bar, below the paper's level
+        ({"level": 0.45}, "every looped run reaches"),
+    ],
+)
+def test_b51_a_tampered_part_flips_the_verdict(change: dict, broken: str):
+    claim = check_b51(finals(**change), "quick", [])
+    assert part(claim, broken).outcome == FAIL and claim.verdict != "reproduced"
+
+
+def test_b51_vanilla_composing_fails_its_part_and_missing_runs_are_not_judged():
+    data = finals()
+    data["kg-sys-deep"]["ood"] = 0.3
+    claim = check_b51(data, "quick", [])
+    assert part(claim, "vanilla models").outcome == FAIL and "kg-sys-deep 0.300" in claim.measured
+    del data["kg-sys-looped-r2"]
+    speed = part(check_b51(data, "quick", []), "R = 4 reaches")
+    assert speed.outcome == NOT_JUDGED and speed.measured == "the quick suite trains no looped run at R = 2"
+    assert part(check_b51(finals(level=0.84), "paper", []), "every looped run's OOD").outcome == PASS
+
+
+def test_the_ood_bar_counts_from_the_first_evaluation_it_holds_for_two():
+    ys = [0.0, 0.55, 0.3, 0.5, 0.6, 0.7]  # a single evaluation at the bar is a blip
+    assert ood_step([{"step": 100 * i, "eval/ood/accuracy": y} for i, y in enumerate(ys)]) == 300
+    assert ood_step([{"step": 100, "eval/ood/accuracy": 0.9}]) is None
+
+
+def write_run(run: Path, loops: int, ood: list[float], blocks: int = 1, id_acc: float = 0.95) -> Path:
+    """A finished kg-systematic run directory: config, metrics and summary, no weights."""
+    run.mkdir(parents=True)
+    (run / "config.yaml").write_text(
+        dump(resolve("kg-systematic-looped", [f"model.n_loops={loops}", f"model.n_layers={blocks}"]))
+    )
+    lines = [
+        {
+            "step": 250 * (i + 1),
+            "eval/train/accuracy": 1.0,
+            "eval/id/accuracy": id_acc,
+            "eval/ood/accuracy": y,
+        }
+        for i, y in enumerate(ood)
+    ]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    summary = {"name": run.name, "parameters": 1000, "steps": 250 * len(ood), "train_seconds": 1.0}
+    (run / "summary.json").write_text(json.dumps(summary))
+    return run
+
+
+def test_b51_from_run_directories_reads_the_speed_from_the_ood_curves(tmp_path: Path):
+    fast, slow = [0.0, 0.6, 0.78, 0.78, 0.78, 0.78], [0.0, 0.0, 0.55, 0.1, 0.7, 0.78]
+    runs = {
+        "kg-sys-looped-r2": write_run(tmp_path / "r2", 2, fast),  # R = 2 learns first: the speed part fails
+        "kg-sys-looped": write_run(tmp_path / "r4", 4, slow),
+        "kg-sys-vanilla": write_run(tmp_path / "vanilla", 1, [0.0] * 6),
+        "kg-sys-deep": write_run(tmp_path / "deep", 1, [0.01] * 6, blocks=4, id_acc=0.5),
+    }
+    (tmp_path / "figures").mkdir()
+    section = KGSystematicExperiment().analyze("quick", runs, tmp_path / "figures")
+    (b51,) = section.claims
+    speed = part(b51, "R = 4 reaches")
+    assert (
+        speed.outcome == FAIL
+        and speed.measured == "kg-sys-looped step 1250 against kg-sys-looped-r2 step 500"
+    )
+    assert part(b51, "vanilla models").outcome == NOT_JUDGED  # the deep model's ID is 0.5
+    assert [row[-1] for row in section.tables[0].rows] == ["500", "1250", "—", "—"]
+
+
+def test_final_accuracy_averages_the_last_evaluations():
+    records = [{"step": s, "eval/ood/accuracy": a} for s, a in ((1, 0.0), (2, 0.3), (3, 0.6), (4, 0.9))]
+    assert final_accuracies(records) == {"ood": 0.6}
+
+
+def test_the_quick_and_smoke_suites_train_r2_and_r4_looped_runs():
+    for suite in ("smoke", "quick"):
+        configs = {r.name: resolve(r.recipe, r.overrides) for r in KGSystematicExperiment().runs(suite)}
+        assert {c.model.n_loops for c in configs.values()} == {1, 2, 4}
+        assert configs["kg-sys-deep"].model.n_layers == 4
+    quick = KGSystematicExperiment().runs("quick")
+    assert quick[0].name == "kg-sys-looped-r2"  # the longest first
+    r2 = resolve(quick[0].recipe, quick[0].overrides)
+    assert (
+        r2.train.steps == 3 * resolve("kg-systematic-looped").train.steps and r2.train.keep_checkpoints == 2
+    )
+
+
+# ---- B5.3 -----------------------------------------------------------------------------------------
+
+
+def depth_runs(
+    protocol: str, depths: dict[int, int], dynamic: int | None, budget: int | None
+) -> list[DepthRun]:
+    suffix = "-stall" if protocol == STALL else ""
+    runs = [
+        DepthRun(f"kg-depth-r{r}{suffix}", protocol, r, False, d, budget, "budget") for r, d in depths.items()
+    ]
+    if dynamic is not None:
+        runs.append(DepthRun(f"kg-depth-dynamic{suffix}", protocol, 8, True, dynamic, budget, "budget"))
+    return runs
+
+
+def both(equal: dict[int, int], equal_dyn: int | None, stall: dict[int, int], stall_dyn: int | None):
+    runs = depth_runs(EQUAL, equal, equal_dyn, 160000) + depth_runs(STALL, stall, stall_dyn, 480000)
+    return check_b53(runs, [])
+
+
+def test_b53_is_judged_under_both_protocols():
+    claim = both({1: 2, 2: 3, 4: 4, 8: 5}, 7, {1: 2, 2: 4, 4: 6, 8: 8}, 9)
+    assert claim.verdict == "reproduced" and len(claim.parts) == 4
+    assert [p.text.split(":")[0] for p in claim.parts] == [
+        "equal compute (160,000 layer passes each)",
+        "equal compute (160,000 layer passes each)",
+        "until the curriculum stalls (cap 480,000 layer passes)",
+        "until the curriculum stalls (cap 480,000 layer passes)",
+    ]
+    assert "ended by the cap, not a stall" in claim.parts[2].measured  # a capped depth is only a floor
+    assert "trains each R until its curriculum stalls" in claim.note
+
+
+def test_b53_a_tampered_part_flips_the_verdict_and_an_unlearned_arm_is_named():
+    decreasing = both({1: 2, 2: 3, 4: 4, 8: 5}, 7, {1: 2, 2: 4, 4: 3, 8: 8}, 9)
+    assert outcomes(decreasing) == [PASS, PASS, FAIL, PASS] and decreasing.verdict == "partly reproduced"
+    slow_dynamic = both({1: 2, 2: 3, 4: 4, 8: 5}, 4, {1: 2, 2: 4, 4: 6, 8: 8}, 9)
+    assert outcomes(slow_dynamic) == [PASS, FAIL, PASS, PASS]
+    flat = both({1: 2, 2: 2, 4: 2, 8: 2}, 2, {1: 2, 2: 2, 4: 2, 8: 2}, 2)
+    assert outcomes(flat) == [FAIL, PASS, FAIL, PASS]
+    r1_unlearned = both({1: 0, 2: 3, 4: 4, 8: 5}, 7, {1: 2, 2: 4, 4: 6, 8: 8}, 9)
+    grows = r1_unlearned.parts[0]
+    assert grows.outcome == NOT_JUDGED and "kg-depth-r1 0.000 < 2" in grows.measured
+    assert "kg-depth-r2" not in grows.measured and r1_unlearned.verdict == "partly reproduced"
+
+
+def test_b53_a_protocol_the_suite_did_not_train_is_not_judged():
+    claim = check_b53(depth_runs(EQUAL, {1: 2, 2: 3}, None, 160000), [])
+    assert outcomes(claim) == [PASS, NOT_JUDGED, NOT_JUDGED, NOT_JUDGED]
+    assert claim.parts[2].text.startswith("until the curriculum stalls:")
+
+
+def write_depth_run(run: Path, overrides: list[str], depth: int) -> Path:
+    run.mkdir(parents=True)
+    (run / "config.yaml").write_text(dump(resolve("kg-depth-curriculum", overrides)))
+    summary = {"learnable_depth": depth, "stopped_by": "budget", "steps": 10, "train_seconds": 1.0}
+    (run / "summary.json").write_text(json.dumps(summary))
+    return run
+
+
+def test_a_run_named_stall_or_without_budget_belongs_to_the_stall_protocol(tmp_path: Path):
+    base = write_depth_run(tmp_path / "a", ["model.n_loops=8"], 5)
+    assert depth_run("kg-depth-r8", base) == DepthRun("kg-depth-r8", EQUAL, 8, False, 5, 160000, "budget")
+    stall = write_depth_run(tmp_path / "b", ["model.n_loops=8", "train.budget_layer_passes=480000"], 6)
+    assert depth_run("kg-depth-r8-stall", stall).protocol == STALL
+    unbudgeted = write_depth_run(tmp_path / "c", ["train.budget_layer_passes=null"], 6)
+    assert depth_run("kg-depth-r4", unbudgeted).protocol == STALL
 
 
 @pytest.mark.parametrize(
@@ -33,123 +230,21 @@ def test_dynamic_runs_are_labelled_from_their_own_config(tmp_path: Path, overrid
     assert got_label == label and got_mean == pytest.approx(mean, abs=0.03)
 
 
-def test_b51_needs_looped_high_and_every_vanilla_low():
-    finals = {
-        "kg-sys-looped": {"ood": 0.7, "loops": 4, "learned_step": 1500},
-        "kg-sys-vanilla": {"ood": 0.05, "loops": 1},
-        "kg-sys-deep": {"ood": 0.08, "loops": 1},
-    }
-    b51 = KGSystematicExperiment.claim_b51(finals, {}, "quick")
-    assert b51.verdict == "reproduced"
-    # the quick suite has no R = 2 run, and its models are too small for the paper's level
-    assert "trains no looped run at R = 2: not judged" in b51.measured
-    assert "0.75–0.8 for R = 2/4/8: measured kg-sys-looped 0.70" in b51.measured
-    assert "at quick scale" in b51.measured and b51.measured.endswith("instead: not judged")
-    finals["kg-sys-deep"]["ood"] = 0.3
-    b51 = KGSystematicExperiment.claim_b51(finals, {}, "quick")
-    assert (
-        b51.verdict == "partly reproduced"
-        and "kg-sys-deep 0.30 <= 0.1, below every looped run: no" in b51.measured
-    )
-    finals["kg-sys-looped"]["ood"] = 0.2  # nothing composes: the vanilla part has no contrast to test
-    b51 = KGSystematicExperiment.claim_b51(finals, {}, "quick")
-    assert b51.verdict == "not reproduced" and "without that contrast" in b51.measured
-
-
-def paper_finals(t2: float | None, t4: float | None, level: float = 0.78) -> dict[str, dict]:
-    return {
-        "kg-sys-looped-r2": {"ood": level, "loops": 2, "learned_step": t2},
-        "kg-sys-looped-r4": {"ood": level, "loops": 4, "learned_step": t4},
-        "kg-sys-looped-r8": {"ood": level, "loops": 8, "learned_step": 3000},
-        "kg-sys-vanilla": {"ood": 0.01, "loops": 1},
-        "kg-sys-deep": {"ood": 0.02, "loops": 1},
-    }
-
-
-def test_b51_at_paper_scale_judges_speed_and_level_part_by_part():
-    claim = KGSystematicExperiment.claim_b51
-    assert claim(paper_finals(7000, 2000), {}, "paper").verdict == "reproduced"
-    assert claim(paper_finals(None, 2000), {}, "paper").verdict == "reproduced"  # R = 2 never learns
-
-    slow_r4 = claim(paper_finals(2000, 7000), {}, "paper")  # R = 2 learns faster than R = 4
-    assert slow_r4.verdict == "partly reproduced"
-    assert "R = 4 learns faster than R = 2" in slow_r4.measured
-    assert "kg-sys-looped-r4 step 7000, kg-sys-looped-r2 step 2000" in slow_r4.measured
-    assert slow_r4.measured.count(": no") == 1 and "step 2000 (first step" in slow_r4.measured
-    tie = claim(paper_finals(2000, 2000), {}, "paper")
-    assert tie.verdict == "partly reproduced"
-
-    low = claim(paper_finals(7000, 2000, level=0.6), {}, "paper")  # above the bar, below the paper's level
-    assert low.verdict == "partly reproduced"
-    assert "measured kg-sys-looped-r2 0.60" in low.measured and "paper's range: no" in low.measured
-    assert claim(paper_finals(7000, 2000, level=0.82), {}, "paper").verdict == "reproduced"
-    assert low.values["kg-sys-looped-r4_learned_step"] == 2000 and low.values["kg-sys-vanilla_ood"] == 0.01
-
-
-def test_learned_step_is_the_first_step_near_the_final_level():
-    from symgen.experiments.kg_systematic.experiment import learned_step
-
-    ys = [0.0, 0.2, 0.5, 0.69, 0.72, 0.76, 0.75]
-    records = [{"step": 100 * i, "eval/ood/accuracy": y} for i, y in enumerate(ys)]
-    assert learned_step(records, 0.76) == 300  # the first value >= 0.9 × 0.76 = 0.684
-    assert learned_step(records, 0.3) is None  # final value below the bar: never learned
-
-
-def write_run(run: Path, loops: int, ood: list[float], blocks: int = 1) -> Path:
-    """A finished kg-systematic run directory: config, metrics and summary, no weights."""
-    import json
-
-    run.mkdir(parents=True)
-    (run / "config.yaml").write_text(
-        dump(resolve("kg-systematic-looped", [f"model.n_loops={loops}", f"model.n_layers={blocks}"]))
-    )
-    lines = [
-        {"step": 250 * (i + 1), "eval/train/accuracy": 1.0, "eval/id/accuracy": 0.95, "eval/ood/accuracy": y}
-        for i, y in enumerate(ood)
-    ]
-    (run / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    summary = {"name": run.name, "parameters": 1000, "steps": 250 * len(ood), "train_seconds": 1.0}
-    (run / "summary.json").write_text(json.dumps(summary))
-    return run
-
-
-def test_b51_from_run_directories_reads_the_speed_from_the_ood_curves(tmp_path: Path):
-    slow, fast = [0.0, 0.0, 0.1, 0.4, 0.7, 0.78, 0.78, 0.78], [0.0, 0.6, 0.78, 0.78, 0.78, 0.78, 0.78, 0.78]
-    runs = {
-        "kg-sys-looped-r2": write_run(tmp_path / "r2", 2, fast),  # R = 2 learns first: the speed part fails
-        "kg-sys-looped-r4": write_run(tmp_path / "r4", 4, slow),
-        "kg-sys-vanilla": write_run(tmp_path / "vanilla", 1, [0.0] * 8),
-        "kg-sys-deep": write_run(tmp_path / "deep", 1, [0.01] * 8, blocks=4),
-    }
-    (tmp_path / "figures").mkdir()
-    section = KGSystematicExperiment().analyze("paper", runs, tmp_path / "figures")
-    (b51,) = section.claims
-    assert b51.verdict == "partly reproduced"
-    assert "kg-sys-looped-r4 step 1500, kg-sys-looped-r2 step 750" in b51.measured
-    assert b51.measured.count(": no") == 1 and "R = 2 (paper: ~2k against ~7k epochs): kg-sys" in b51.measured
-    assert [row[-1] for row in section.tables[0].rows] == ["750", "1500", "—", "—"]
-
-
-def test_final_accuracy_averages_the_last_evaluations():
-    records = [{"step": s, "eval/ood/accuracy": a} for s, a in ((1, 0.0), (2, 0.3), (3, 0.6), (4, 0.9))]
-    assert final_accuracies(records) == {"ood": 0.6}
-
-
-def test_depth_under_halting_is_the_deepest_hop_at_06():
-    from symgen.experiments.kg_inside.experiment import _depth_under_halting
-
-    def rows(accuracy: float) -> list[dict]:  # KL + entropy first, then KL-only
-        return [{"accuracy": accuracy}, {"accuracy": 0.0}]
-
-    result = {"groups": {"hop_2": rows(0.9), "hop_3": rows(0.61), "hop_4": rows(0.2), "hop_5": rows(0.65)}}
-    assert _depth_under_halting(result) == 5
-    assert _depth_under_halting({"groups": {"hop_2": rows(0.5)}}) is None
-
-
-def test_quick_depth_runs_share_one_compute_budget_and_test_beyond_the_curriculum():
+def test_quick_depth_runs_share_one_budget_per_protocol_and_test_beyond_the_curriculum():
     specs = KGDepthExperiment().runs("quick")
-    configs = [resolve(r.recipe, r.overrides) for r in specs]
-    assert len({c.train.budget_layer_passes for c in configs}) == 1 and configs[0].train.budget_layer_passes
-    assert all(c.model.n_layers >= 2 and c.task.curriculum_reset_optimizer for c in configs)
-    assert all(c.task.max_hops >= 2 * c.task.curriculum_max_hops > 0 for c in configs)
-    assert len({c.model.n_loops for c in configs if c.train.loops == "fixed"}) >= 4
+    configs = {r.name: resolve(r.recipe, r.overrides) for r in specs}
+    equal = {n: c for n, c in configs.items() if not n.endswith("-stall")}
+    budget = {c.train.budget_layer_passes for c in equal.values()}
+    assert len(budget) == 1 and budget.pop() == 160000
+    assert all(c.model.n_layers >= 2 and c.task.curriculum_reset_optimizer for c in configs.values())
+    assert all(c.task.max_hops >= 2 * c.task.curriculum_max_hops > 0 for c in configs.values())
+    assert len({c.model.n_loops for c in equal.values() if c.train.loops == "fixed"}) >= 4
+    # every equal-compute run goes on until its curriculum stalls, under a cap of 3x the budget
+    stalls = {r.extends: r for r in specs if r.name.endswith("-stall")}
+    assert set(stalls) == set(equal)
+    for name, spec in stalls.items():
+        cfg = configs[spec.name]
+        assert spec.name == f"{name}-stall" and cfg.train.budget_layer_passes == 480000
+        assert cfg.model.n_loops == equal[name].model.n_loops and cfg.train.loops == equal[name].train.loops
+        layers_per_step = cfg.model.n_layers * cfg.model.n_loops
+        assert cfg.train.loops == "poisson" or cfg.train.steps * layers_per_step >= 480000  # the cap binds

@@ -2,6 +2,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 from conftest import plan_overrides, symgen
 
 from symgen.analysis import loop_report
@@ -36,7 +37,11 @@ def test_iterations_margins_halting_write_json_and_figures(runs):
     assert set(it["accuracy"]) == {"hop_2", "hop_3", "hop_4"} and all(
         len(a) == 6 for a in it["accuracy"].values()
     )
-    assert it["train_loops"] == "4" and it["train_r_read"] == 4
+    assert it["train_loops"] == "4" and it["train_r_read"] == 4 and it["baseline_r"] == 4
+    assert set(it["validation"]) == set(it["test"]) == set(it["accuracy"])
+    assert it["chosen_r"] == loop_report.choose_r(it["validation"], list(range(1, 7)))
+    assert it["depth_chosen_r"] == loop_report.depth_at(it["test"], it["chosen_r"])
+    assert it["depth_baseline"] == loop_report.depth_at(it["test"], 4)
     m = loop_report.margin_curves(runs["depth"], max_iters=7)
     assert all(1 <= g["peak_iteration"] <= 7 for g in m["groups"].values())
     h = loop_report.halting(runs["depth"], max_iters=5)
@@ -45,6 +50,35 @@ def test_iterations_margins_halting_write_json_and_figures(runs):
     for name in ("iterations", "margins", "halting"):
         assert json.loads((runs["depth"] / "analysis" / f"{name}.json").read_text())
         assert (runs["depth"] / "analysis" / f"{name}.png").stat().st_size > 1000
+
+
+def fake_log_probs(right_at: dict[int, set[int]]):
+    """answer_log_probs whose argmax is right at iterations right_at[i % 2] for chain i, wrong elsewhere."""
+
+    def log_probs(model, q, max_iters, device, batch=512) -> torch.Tensor:
+        n, vocab = len(q.answers), int(q.answers.max()) + 2
+        out = torch.zeros(max_iters, n, vocab)
+        for i, answer in enumerate(q.answers):
+            for r in range(1, max_iters + 1):
+                out[r - 1, i, answer if r in right_at[i % 2] else (answer + 1) % vocab] = 1.0
+        return out
+
+    return log_probs
+
+
+def test_iterations_chooses_r_on_the_even_chains_and_scores_the_odd_ones(runs, monkeypatch):
+    # even-indexed (validation) chains are right at r = 3 and 4, odd-indexed (test) ones at r = 4 and 5:
+    # the validation half picks r = 3 (the smaller of a tie), every chain together or the test half r = 4
+    monkeypatch.setattr(loop_report, "answer_log_probs", fake_log_probs({0: {3, 4}, 1: {4, 5}}))
+    it = loop_report.iterations(runs["depth"], max_iters=6)
+    assert it["chosen_r"] == 3 and it["depth_chosen_r_validation"] == 4
+    assert it["depth_chosen_r"] is None  # the test chains are all wrong at the chosen r
+    assert it["depth_oracle_r"] == 4  # the view that lets the test chains choose finds r = 4
+    assert all(a[2] == 1.0 and a[4] == 0.0 for a in it["validation"].values())
+    assert all(a[4] == 1.0 and a[2] == 0.0 for a in it["test"].values())
+    # the command line (its own process: the model's real log-probabilities) says how r was chosen
+    result = symgen("analyze", "iterations", str(runs["depth"]), "--max-iters", "6")
+    assert result.returncode == 0 and "chosen on the validation half over 1..6" in result.stdout
 
 
 def test_lens_reads_every_checkpoint(runs):

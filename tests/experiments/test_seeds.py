@@ -5,7 +5,7 @@ from pathlib import Path
 
 from symgen.analysis.plots import line_figure
 from symgen.experiments.claims import merge_seeds
-from symgen.experiments.kg_systematic.experiment import KGSystematicExperiment
+from symgen.experiments.kg_systematic.claims import check_b51
 from symgen.experiments.report import write_report
 from symgen.experiments.seeds import combine_sections, merge_cells
 from symgen.experiments.types import Section, Table
@@ -45,36 +45,33 @@ def test_sections_of_several_seeds_merge_into_one():
     assert combine_sections({0: single}) is single
 
 
-def b51(r2_step: int, r4_step: int):
+def b51(r2_step: int | None, r4_step: int | None):
     finals = {
-        "kg-sys-looped-r2": {"ood": 0.78, "loops": 2, "learned_step": r2_step},
-        "kg-sys-looped-r4": {"ood": 0.77, "loops": 4, "learned_step": r4_step},
-        "kg-sys-vanilla": {"ood": 0.01, "loops": 1},
+        "kg-sys-looped-r2": {"ood": 0.78, "id": 1.0, "loops": 2, "ood_step": r2_step, "steps": 60000},
+        "kg-sys-looped-r4": {"ood": 0.77, "id": 1.0, "loops": 4, "ood_step": r4_step, "steps": 20000},
+        "kg-sys-vanilla": {"ood": 0.01, "id": 0.95, "loops": 1, "ood_step": None, "steps": 20000},
     }
-    return KGSystematicExperiment.claim_b51(finals, {}, "paper")
+    return check_b51(finals, "paper", [])
 
 
 def test_a_seed_where_r2_learns_first_makes_b51_partly_reproduced_and_the_report_shows_the_range(
     tmp_path: Path,
 ):
     merged = merge_seeds({0: b51(7000, 2000), 1: b51(2000, 3000)})
-    assert merged.verdict == "partly reproduced" and "seed 1 (partly reproduced)" in merged.measured
-    seed1 = merged.measured.split("seed 1: ")[1]
-    assert "R = 4 learns faster than R = 2" in seed1 and "kg-sys-looped-r2 step 2000 (first step" in seed1
-    assert merged.values["summary"]["kg-sys-looped-r4_learned_step"] == {
-        "mean": 2500,
-        "min": 2000,
-        "max": 3000,
-    }
+    assert merged.verdict == "partly reproduced" and merged.seeds == [0, 1]
+    speed = next(p for p in merged.parts if p.text.startswith("R = 4 reaches"))
+    assert speed.outcome == "mixed" and speed.outcomes == {"0": "pass", "1": "fail"}
+    assert speed.measured["1"] == "kg-sys-looped-r4 step 3000 against kg-sys-looped-r2 step 2000"
+    assert speed.summary["kg-sys-looped-r4/ood_step"] == {"mean": 2500, "min": 2000, "max": 3000}
+    assert all(p.outcome == "pass" for p in merged.parts if p is not speed)
 
     figure = line_figure(tmp_path / "ood.png", {"a": ([1, 2], [0.1, 0.2])}, "x", "y")
     page = write_report(
         tmp_path / "r.html",
-        "paper",
+        {"suite": "paper", "timing": TIMING},
         [Section("KG", figures=[figure], figure_notes={str(figure): "seed 1"})],
         [merged],
-        TIMING,
     ).read_text()
-    assert "Over 2 seeds, mean [min–max]" in page
-    assert "kg-sys-looped-r4_learned_step 2500 [2000–3000]" in page
+    assert "kg-sys-looped-r4/ood_step 2500 [2000–3000]" in page
+    assert "seed 1: fail — kg-sys-looped-r4 step 3000 against kg-sys-looped-r2 step 2000" in page
     assert "<figcaption>seed 1</figcaption>" in page

@@ -68,37 +68,93 @@ def _hop(name: str) -> int | None:
     return int(name.split("_")[1]) if name.startswith("hop_") else None
 
 
+DEPTH_BAR = 0.6  # a hop count is reached when its held-out accuracy is at least this (SPEC's ratio)
+SPLIT = "validation: even-indexed held-out chains of each group; test: odd-indexed"
+
+
+def halves(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the validation half (even-indexed chains) and the test half (odd-indexed)."""
+    return np.arange(0, n, 2), np.arange(1, n, 2)
+
+
+def depth_at(acc: dict[str, list[float]], r: int, bar: float = DEPTH_BAR) -> int | None:
+    """The deepest hop count whose accuracy at r iterations (acc[group][r - 1]) reaches `bar`."""
+    return max((_hop(n) for n, a in acc.items() if _hop(n) is not None and a[r - 1] >= bar), default=None)
+
+
+def choose_r(acc: dict[str, list[float]], rs: list[int], bar: float = DEPTH_BAR) -> int | None:
+    """The r among `rs` with the deepest depth on `acc` (read it on validation chains only), ties to
+    the higher mean accuracy over the groups, then to the smaller r."""
+    best, key = None, None
+    for r in rs:
+        mean = sum(a[r - 1] for a in acc.values()) / max(len(acc), 1)
+        candidate = (depth_at(acc, r, bar) or 0, mean)
+        if key is None or candidate > key:
+            best, key = r, candidate
+    return best
+
+
+def _baseline_rs(cfg: ExperimentConfig) -> list[int]:
+    """The iteration counts a run trained at: its R, or every R of a dynamic run's range."""
+    if cfg.train.loops == "poisson":
+        return list(range(cfg.train.loops_min, cfg.train.loops_max + 1))
+    return [cfg.model.n_loops]
+
+
 def iterations(run_dir: Path, max_iters: int = 20) -> dict:
-    """Accuracy per group against inference iterations r = 1..max_iters; a heatmap with the
-    training R and the learnable depth marked."""
+    """Accuracy per group against inference iterations r = 1..max_iters, on every held-out chain (the
+    heatmap, with the training R and the learnable depth marked) and on two halves: r is chosen on
+    the validation half and depth (the deepest hop with accuracy >= DEPTH_BAR) read on the test half,
+    so no test chain decides which r counts."""
     cfg, task, model = _load(run_dir, max_iters=max_iters)
     groups = query_groups(task)
-    acc = {
-        n: accuracy_by_iteration(answer_log_probs(model, q, max_iters, CPU), q.answers)
-        for n, q in groups.items()
-    }
+    log_probs = {n: answer_log_probs(model, q, max_iters, CPU) for n, q in groups.items()}
+    acc, validation, test = {}, {}, {}
+    for n, lp in log_probs.items():
+        answers = groups[n].answers
+        val, tst = halves(len(answers))
+        acc[n] = accuracy_by_iteration(lp, answers)
+        validation[n] = accuracy_by_iteration(lp[:, val], answers[val])
+        test[n] = accuracy_by_iteration(lp[:, tst], answers[tst])
     summary = read_summary(run_dir)
+    train_r = training_r(cfg)
     dynamic = cfg.train.loops == "poisson"
-    train_r = training_r(cfg)  # a dynamic run is read at the largest R it trained with
     label = (
         f"dynamic (clip(Poisson({cfg.train.loops_lambda:g}), {cfg.train.loops_min}, {cfg.train.loops_max}))"
         if dynamic
         else str(train_r)
     )
+    baseline_r = choose_r(validation, [r for r in _baseline_rs(cfg) if r <= max_iters])
+    chosen_r = choose_r(validation, list(range(1, max_iters + 1)))
     result = {
         "max_iters": max_iters,
         "train_loops": label,
         "train_r_read": train_r,
         "learnable_depth": summary.get("learnable_depth"),
+        "curriculum_stage": summary.get("curriculum_stage"),
+        "depth_bar": DEPTH_BAR,
+        "split": SPLIT,
         "accuracy": acc,
+        "validation": validation,
+        "test": test,
+        # fixed R: the training R; dynamic: the best r of its training range on the validation half
+        "baseline_r": baseline_r,
+        "depth_baseline": None if baseline_r is None else depth_at(test, baseline_r),
+        "chosen_r": chosen_r,
+        "depth_chosen_r": depth_at(test, chosen_r),
+        "depth_chosen_r_validation": depth_at(validation, chosen_r),
+        # a diagnostic, never evidence: each hop at the r that suits it best on the test half
+        "depth_oracle_r": max(
+            [_hop(n) for n, a in test.items() if _hop(n) is not None and max(a) >= DEPTH_BAR], default=None
+        ),
     }
-    # the deepest group reaching 0.6 (SPEC's generalization ratio) at the training R and at the best r
-    passing = {n: a for n, a in acc.items() if _hop(n) is not None}
-    result["depth_at_train_r"] = max(
-        [_hop(n) for n, a in passing.items() if a[train_r - 1] >= 0.6], default=None
-    )
-    result["depth_best_r"] = max([_hop(n) for n, a in passing.items() if max(a) >= 0.6], default=None)
+    result["figure"] = str(_heatmap(run_dir, result, dynamic))
+    _write(run_dir, "iterations", result)
+    return result
 
+
+def _heatmap(run_dir: Path, result: dict, dynamic: bool) -> Path:
+    acc, max_iters, train_r = result["accuracy"], result["max_iters"], result["train_r_read"]
     fig, ax = plt.subplots(figsize=(7, 0.4 * len(acc) + 1.8))
     grid = np.array(list(acc.values()))
     im = ax.imshow(
@@ -113,6 +169,10 @@ def iterations(run_dir: Path, max_iters: int = 20) -> dict:
     ax.set_yticks(range(len(acc)), list(acc))
     marker = f"training R = {train_r}" if not dynamic else f"largest training R = {train_r} (dynamic)"
     ax.axvline(train_r, color="white", ls="--", lw=1.2, label=marker)
+    if result["chosen_r"] is not None and result["chosen_r"] != train_r:
+        ax.axvline(
+            result["chosen_r"], color="orange", ls=":", lw=1.5, label=f"r = {result['chosen_r']} (validation)"
+        )
     depth = result["learnable_depth"]
     if depth and f"hop_{depth}" in acc:
         ax.axhline(
@@ -120,11 +180,9 @@ def iterations(run_dir: Path, max_iters: int = 20) -> dict:
         )
     ax.set_xlabel("inference iterations r")
     ax.legend(fontsize=8, loc="upper right")
-    fig.colorbar(im, ax=ax, label="accuracy")
+    fig.colorbar(im, ax=ax, label="accuracy (every held-out chain)")
     ax.set_title(f"Accuracy against iterations: {Path(run_dir).name}")
-    result["figure"] = str(save(fig, Path(run_dir) / "analysis" / "iterations.png"))
-    _write(run_dir, "iterations", result)
-    return result
+    return save(fig, Path(run_dir) / "analysis" / "iterations.png")
 
 
 def margin_curves(run_dir: Path, max_iters: int = 50) -> dict:
