@@ -244,7 +244,7 @@ def test_quick_depth_runs_share_one_budget_per_protocol_and_test_beyond_the_curr
     assert set(stalls) == set(equal)
     for name, spec in stalls.items():
         cfg = configs[spec.name]
-        assert spec.name == f"{name}-stall" and cfg.train.budget_layer_passes == 480000
+        assert spec.name == f"{name}-stall" and cfg.train.budget_layer_passes == 320000
         assert cfg.model.n_loops == equal[name].model.n_loops and cfg.train.loops == equal[name].train.loops
         layers_per_step = cfg.model.n_layers * cfg.model.n_loops
-        assert cfg.train.loops == "poisson" or cfg.train.steps * layers_per_step >= 480000  # the cap binds
+        assert cfg.train.loops == "poisson" or cfg.train.steps * layers_per_step >= 320000  # the cap binds

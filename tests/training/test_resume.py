@@ -77,3 +77,40 @@ def test_settings_the_task_filled_in_do_not_count_as_a_different_config(tmp_path
     path.write_text(yaml.safe_dump(stored))
     assert config_differences(cfg, path) == []
     assert config_differences(resolve("horn-implicit-vanilla", ["model.pad_id=3"]), path) == ["model.pad_id"]
+
+
+def test_a_finished_run_extended_under_resume_equals_one_trained_at_the_larger_budget(tmp_path: Path):
+    """`--resume` with a larger compute budget goes on from the last checkpoint; the result is the run a
+    fresh start at that budget gives (a constant learning rate: nothing before depends on the budget)."""
+    depth = [
+        "task.entities=12",
+        "task.relations=3",
+        "task.max_hops=4",
+        "task.per_hop=60",
+        "task.test_per_hop=20",
+        "task.curriculum_max_hops=3",
+        "task.curriculum_threshold=0.3",
+        "task.n_eval_train=32",
+        "model.d_model=32",
+        "train.batch_size=32",
+        "train.eval_every=10",
+        "train.checkpoint_every=10",
+        "train.warmup_steps=5",
+        "train.steps=1000",
+    ]
+    small, large = ["train.budget_layer_passes=200"], ["train.budget_layer_passes=360"]
+    grown = tmp_path / "grown"
+    assert symgen("train", "kg-depth-curriculum", *depth, *small, "--out", str(grown)).returncode == 0
+    assert json.loads((grown / "summary.json").read_text())["stopped_by"] == "budget"
+    again = symgen("train", "kg-depth-curriculum", *depth, *large, "--out", str(grown), "--resume")
+    assert again.returncode == 0 and "goes on from its last checkpoint" in again.stderr
+    fresh = tmp_path / "fresh"
+    assert symgen("train", "kg-depth-curriculum", *depth, *large, "--out", str(fresh)).returncode == 0
+    summary = json.loads((grown / "summary.json").read_text())
+    assert summary["layer_passes"] == 360 and summary["stopped_by"] == "budget"
+    assert (grown / "final.safetensors").read_bytes() == (fresh / "final.safetensors").read_bytes()
+    # a smaller budget, or another setting, is no extension: refused as a different config
+    other = symgen(
+        "train", "kg-depth-curriculum", *depth, *large, "train.lr=0.01", "--out", str(grown), "--resume"
+    )
+    assert other.returncode == 2 and "train.lr" in other.stderr

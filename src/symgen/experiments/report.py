@@ -46,9 +46,9 @@ def _evidence(item: str) -> str:
     """A link to the figure or run an evidence entry names, relative to the report: figures/…png, or a
     run's summary.json (runs/NAME[/seed-N]); anything else is shown as text."""
     if item.endswith(".png"):
-        name, href = item.removeprefix("figures/"), item
-    elif item.startswith("runs/"):
-        name, href = item.removeprefix("runs/"), f"{item}/summary.json"
+        name, href = item.split("figures/", 1)[-1], item
+    elif item.startswith("runs/") or "/runs/" in item:  # a run of this output, or of a book's part
+        name, href = item.split("runs/", 1)[1], f"{item}/summary.json"
     else:
         return html.escape(item)
     return f'<a href="{html.escape(href)}">{html.escape(name)}</a>'

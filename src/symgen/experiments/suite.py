@@ -73,7 +73,8 @@ def start_extension(run: RunSpec, source: RunSpec, run_root: Path) -> None:
     staging = run_root / f".{run.name}.copy"
     shutil.rmtree(staging, ignore_errors=True)
     shutil.copytree(run_root / source.name, staging)
-    for seed, run_dir in zip(run.seeds or (None,), run.run_dirs(staging), strict=True):
+    copies = [seed_dir(staging, s) for s in run.seeds] if run.seeds else [staging]
+    for seed, run_dir in zip(run.seeds or (None,), copies, strict=True):
         seed_cfg = cfg if seed is None else replace(cfg, seed=seed)
         if not extension(seed_cfg, run_dir):
             shutil.rmtree(staging)
