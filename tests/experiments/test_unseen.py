@@ -45,15 +45,15 @@ def runs(tmp_path: Path, frozen_unseen: float = 0.9, **changes: dict[str, float]
     scores = {
         "standard": (BAD, 0.97),
         "copy": ({**BAD, "query_unseen": 0.3}, 0.99),
-        "copy_frozen": ({**GOOD, "all_unseen": frozen_unseen}, 0.01),
-        "copy_forget": (GOOD, 0.02),
-        "standard-ss": (BAD, 0.97),
-        "standard_no_decay-ss": (BAD, 0.5),
-        "copy-ss": ({**BAD, "query_unseen": 0.3}, 0.99),
-        "copy_frozen-ss": ({**GOOD, "all_unseen": frozen_unseen}, 0.01),
-        "copy_forget-ss": (GOOD, 0.02),
-        "forget_temporary-ss": ({**BAD, "all_unseen": 0.1}, 0.95),
-        "copy_forget_temporary-ss": (GOOD, 0.6),
+        "copy-frozen": ({**GOOD, "all_unseen": frozen_unseen}, 0.01),
+        "copy-forget": (GOOD, 0.02),
+        "standard-same-symbol": (BAD, 0.97),
+        "standard-no-decay-same-symbol": (BAD, 0.5),
+        "copy-same-symbol": ({**BAD, "query_unseen": 0.3}, 0.99),
+        "copy-frozen-same-symbol": ({**GOOD, "all_unseen": frozen_unseen}, 0.01),
+        "copy-forget-same-symbol": (GOOD, 0.02),
+        "forget-temporary-same-symbol": ({**BAD, "all_unseen": 0.1}, 0.95),
+        "copy-forget-temporary-same-symbol": (GOOD, 0.6),
     }
     for method, (score, cos) in scores.items():
         redrawn = GOOD if "forget" in method else None
@@ -87,7 +87,7 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     assert any(f.name == "unseen_cosine_histogram.png" for f in section.figures)
     names = [row[0] for row in section.tables[0].rows]
     assert (
-        "copy + forgetting + β" in names and names.count("copy + forgetting + β") == 2
+        "copy + forgetting + same-symbol" in names and names.count("copy + forgetting + same-symbol") == 2
     )  # as trained, re-drawn
     assert [row[0] for row in section.tables[1].rows] == names  # the diagnostics, row for row
     assert [row[0] for row in section.tables[2].rows] == [20]  # the copy run's own n_seen (smoke task here)
@@ -95,7 +95,7 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     assert len(roles.rows) == 2 * len(method_runs(runs_of_quick(tmp_path))) and roles.headers[2:] == list(
         TARGET_ROLES
     )
-    assert run_name("copy_forget+β") == "unseen-copy_forget-ss"
+    assert run_name("copy_forget+β") == "unseen-copy-forget-same-symbol"
     a73b = next(c for c in section.claims if c.id == "A7.3β")
     assert "as training left it" in a73b.parts[1].text and "diagnostic, not evidence" in a73b.note
 
@@ -106,18 +106,22 @@ def test_an_arm_that_never_learned_its_seen_task_is_no_evidence(tmp_path: Path):
     assert parts["A7.1"] == ["fail", "not judged"] and verdicts["A7.1"] == "not reproduced"
     assert parts["A7.2"][0] == "not judged"  # copy against a standard model that never learned
     # the no-copy temporary-forgetting control never learned: A7.4β's second part is not judged
-    verdicts, parts = verdicts_and_parts(tmp_path / "b", **{"forget_temporary-ss": {"all_seen": 0.1}})
+    verdicts, parts = verdicts_and_parts(
+        tmp_path / "b", **{"forget-temporary-same-symbol": {"all_seen": 0.1}}
+    )
     assert parts["A7.4β"] == ["pass", "not judged"] and verdicts["A7.4β"] == "partly reproduced"
 
 
 def test_forgetting_is_judged_as_training_left_it(tmp_path: Path):
     # rows re-drawn at test solve it (the diagnostic view) but as trained they do not
-    verdicts, parts = verdicts_and_parts(tmp_path, **{"copy_forget-ss": {"all_unseen": 0.0}})
+    verdicts, parts = verdicts_and_parts(tmp_path, **{"copy-forget-same-symbol": {"all_unseen": 0.0}})
     assert parts["A7.3β"] == ["pass", "fail"] and verdicts["A7.3β"] == "partly reproduced"
     verdicts, parts = verdicts_and_parts(tmp_path / "b", frozen_unseen=0.5)
     assert parts["A7.3"] == ["fail", "pass"] and parts["A7.3β"] == ["fail", "pass"]
     # temporary forgetting that collapses with copy too: A7.4β's first part fails
-    verdicts, parts = verdicts_and_parts(tmp_path / "c", **{"copy_forget_temporary-ss": {"all_unseen": 0.0}})
+    verdicts, parts = verdicts_and_parts(
+        tmp_path / "c", **{"copy-forget-temporary-same-symbol": {"all_unseen": 0.0}}
+    )
     assert parts["A7.4β"] == ["fail", "pass"]
 
 
@@ -126,8 +130,8 @@ def test_collapse_without_weight_decay_fails_the_decay_part(tmp_path: Path):
     a75 = next(c for c in section.claims if c.id == "A7.5")
     assert [p.outcome for p in a75.parts] == ["pass", "pass", "pass"] and "self-NN" in a75.parts[0].measured
     dirs = runs(tmp_path / "b")
-    fake_run(dirs["unseen-standard_no_decay-ss"].with_name("x"), BAD, 0.99)  # a collapsed control
-    dirs["unseen-standard_no_decay-ss"] = dirs["unseen-standard_no_decay-ss"].with_name("x")
+    fake_run(dirs["unseen-standard-no-decay-same-symbol"].with_name("x"), BAD, 0.99)  # a collapsed control
+    dirs["unseen-standard-no-decay-same-symbol"] = dirs["unseen-standard-no-decay-same-symbol"].with_name("x")
     section = UnseenSymbolsExperiment().analyze("quick", dirs, tmp_path / "fig")
     a75 = next(c for c in section.claims if c.id == "A7.5")
     assert [p.outcome for p in a75.parts] == ["pass", "pass", "fail"] and a75.verdict == "partly reproduced"
@@ -136,9 +140,9 @@ def test_collapse_without_weight_decay_fails_the_decay_part(tmp_path: Path):
 def test_smoke_runs_are_tiny_and_forget_settings_go_only_to_forgetting_recipes():
     specs = {r.name: r for r in UnseenSymbolsExperiment().runs("smoke")}
     assert "train.steps=12" in specs["unseen-standard"].overrides
-    assert not any(o.startswith("train.forget") for o in specs["unseen-copy_frozen"].overrides)
-    assert "train.forget_until=8" not in specs["unseen-copy_forget"].overrides
-    assert "train.forget_until=8" in specs["unseen-copy_forget_temporary"].overrides
+    assert not any(o.startswith("train.forget") for o in specs["unseen-copy-frozen"].overrides)
+    assert "train.forget_until=8" not in specs["unseen-copy-forget"].overrides
+    assert "train.forget_until=8" in specs["unseen-copy-forget-temporary"].overrides
 
 
 def test_ablation_tables_every_variant_and_every_quick_run(tmp_path: Path):
@@ -155,7 +159,7 @@ def test_ablation_tables_every_variant_and_every_quick_run(tmp_path: Path):
     labels = [s.label for s in reduced.values()]
     assert len(reduced) == 10 and all(labels) and len(set(labels)) == len(labels)
     assert all("task.max_depth=1" in s.overrides for s in reduced.values())
-    assert "train.intervention_rows=all" in reduced["ablation-copy-forget-all-rows-ss"].overrides
+    assert "train.intervention_rows=all" in reduced["ablation-copy-forget-all-rows-same-symbol"].overrides
     section = exp.analyze("quick", {s.name: dirs[s.name] for s in specs}, tmp_path / "fig")
     small, quick = section.tables
     assert [r[0] for r in small.rows] == labels

@@ -97,13 +97,16 @@ LABELS = {
 
 
 def label(method: str) -> str:
-    """A method's name in claims and tables: the paper's, with ' + β' for symgen's variant."""
+    """A method's name in claims and tables: the paper's, with ' + same-symbol' for symgen's variant
+    (its attention term β; the claims about it are A7.1β–A7.4β)."""
     base = method.removesuffix("+β")
-    return LABELS.get(base, base) + (" + β" if method.endswith("+β") else "")
+    return LABELS.get(base, base) + (" + same-symbol" if method.endswith("+β") else "")
 
 
 def run_name(method: str) -> str:
-    return f"unseen-{method.replace('+β', '-ss')}"
+    """`unseen-copy-frozen-same-symbol`: hyphens, as the recipes are named."""
+    base = method.removesuffix("+β").replace("_", "-")
+    return f"unseen-{base}" + ("-same-symbol" if method.endswith("+β") else "")
 
 
 def em(final: dict[str, float], scenario: str, prefix: str = "eval/") -> float:

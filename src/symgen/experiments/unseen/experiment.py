@@ -42,14 +42,16 @@ DIVERSITY_RUN = re.compile(r"^unseen-copy-seen(\d+)$")
 
 
 def method_runs(run_dirs: dict[str, Path]) -> dict[str, Path]:
-    """The run of each method, from the runs' names (`unseen-<method>[-ss]`, '-ss': symgen's
-    same-symbol variant '+β'), in the order the experiment lists them; diversity runs aside."""
+    """The run of each method, from the runs' names (`unseen-<method>[-same-symbol]`, symgen's
+    variant keyed '<method>+β'), in the order the experiment lists them; diversity runs aside."""
     out: dict[str, Path] = {}
     for name, run in run_dirs.items():
         if not name.startswith("unseen-") or DIVERSITY_RUN.match(name):
             continue
         method = name.removeprefix("unseen-")
-        out[method.removesuffix("-ss") + "+β" if method.endswith("-ss") else method] = run
+        variant = method.endswith("-same-symbol")
+        method = method.removesuffix("-same-symbol").replace("-", "_")
+        out[method + "+β" if variant else method] = run
     return out
 
 
@@ -91,9 +93,9 @@ class UnseenSymbolsExperiment(Experiment):
             figures.append(self._cosine_histogram(run_dirs, figure_dir))
         claims = check_all(finals, points)
         text = [
-            "Same-symbol attention (methods marked +β; symgen's variant, not the paper's): every attention "
-            "head adds β_h · cos(e_i, e_j) to its score, where e_i and e_j are the raw embedding rows of the "
-            "query and key tokens when both are symbols (model.identity_bias_scope=symbols; other pairs "
+            "Same-symbol attention (methods marked + same-symbol; symgen's variant, not the paper's): "
+            "every attention head adds β_h · cos(e_i, e_j) to its score, where e_i and e_j are the raw "
+            "embedding rows of the query and key tokens when both are symbols (model.identity_bias_scope=symbols; other pairs "
             "score 0) and β_h starts at 3 and is learned (model.identity_bias); frozen and "
             "forgotten rows are then the symbols' rows only. It is needed at this scale because choosing a "
             "rule means checking that every body atom is already known, a match of two positions holding "
@@ -101,7 +103,7 @@ class UnseenSymbolsExperiment(Experiment):
             "while at d = 64 the paper's copy + frozen model stays near chance on rule choice (see the role "
             "table and the ablation). On collapsed rows (learned rows under weight decay) the cosine is "
             "close to 1 for every pair of unseen symbols, so the term cannot tell them apart: the standard "
-            "+ β control must still fail on all_unseen.",
+            "+ same-symbol control must still fail on all_unseen.",
             "Every rule of a problem starts with a label token and every proof step with the label of the "
             "rule it fires (task.rule_labels): choosing the rule is the reasoning, and the rest of the step "
             "copies the atoms of that rule, seen or unseen, out of the context.",

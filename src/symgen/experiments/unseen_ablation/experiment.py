@@ -4,13 +4,14 @@ Labelled variants on one shared reduced task (one proof step, 3-4 rules; cheap e
 variants), beside every run of the unseen-symbols experiment on the quick task itself. Each
 variant changes one thing against its neighbour:
 
-- standard vs standard + β (learned rows under weight decay): does the term fix collapsed rows?
-- standard + β read on the symbols' rows vs on every token: repeated syntax tokens ('.', '->',
+- standard vs standard + same-symbol (learned rows under weight decay): does the term fix collapsed
+  rows?
+- standard + same-symbol read on the symbols' rows vs on every token: repeated syntax tokens ('.', '->',
   labels) pulled towards their earlier copies in every head;
-- standard + frozen ± β, no copy head: is a fixed random row enough without the term, and what does
+- standard + frozen ± same-symbol, no copy head: is a fixed random row enough without the term, and what does
   the copy head add?
-- copy + frozen ± β; copy head in every block vs the last one;
-- copy + forgetting + β, resets on every (un)embedding row vs the symbols' rows only.
+- copy + frozen ± same-symbol; copy head in every block vs the last one;
+- copy + forgetting + same-symbol, resets on every (un)embedding row vs the symbols' rows only.
 
 Tables: rule choice, exact match per scenario, unseen-row cosine, steps/s; curves against steps.
 """
@@ -21,7 +22,8 @@ from pathlib import Path
 
 from symgen.analysis.plots import line_figure
 from symgen.experiments.types import Experiment, Section, Table
-from symgen.experiments.unseen.experiment import DIVERSITY_RUN
+from symgen.experiments.unseen.claims import label
+from symgen.experiments.unseen.experiment import method_runs
 from symgen.measures.metrics import curve, read_metrics
 from symgen.tasks.horn import SCENARIOS
 from symgen.training.run_dir import read_summary
@@ -35,31 +37,27 @@ class UnseenAblationExperiment(Experiment):
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
         labels = {r.name: r.label or r.name for r in self.runs(suite)}
         reduced = {labels[n]: d for n, d in run_dirs.items() if n.startswith("ablation-")}
-        quick = {
-            n.removeprefix("unseen-"): d
-            for n, d in run_dirs.items()
-            if n.startswith("unseen-") and not DIVERSITY_RUN.match(n)
-        }
+        quick = {label(m): d for m, d in method_runs(run_dirs).items()}
         tables = [
             self._table(reduced, "Reduced task (one proof step, 3-4 rules), seed 0."),
-            self._table(quick, "The quick task: every run of the unseen-symbols experiment ('-ss': + β)."),
+            self._table(quick, "The quick task: every run of the unseen-symbols experiment."),
         ]
         figures = []
-        for label, runs in (("reduced", reduced), ("quick", quick)):
+        for task_name, runs in (("reduced", reduced), ("quick", quick)):
             records = {name: read_metrics(d) for name, d in runs.items()}
             for scenario in ("all_seen", "all_unseen"):
                 figures.append(
                     line_figure(
-                        figure_dir / f"unseen_ablation_{label}_{scenario}.png",
+                        figure_dir / f"unseen_ablation_{task_name}_{scenario}.png",
                         {n: curve(r, f"eval/{scenario}/exact_match") for n, r in records.items()},
                         "training step",
                         "exact match",
-                        f"{label} task: {scenario} exact match during training",
+                        f"{task_name} task: {scenario} exact match during training",
                         ylim=(-0.02, 1.02),
                     )
                 )
         text = [
-            "β: the same-symbol attention term (model.identity_bias=3.0) read on the symbols' rows "
+            "same-symbol: the attention term β (model.identity_bias=3.0) read on the symbols' rows "
             "(model.identity_bias_scope=symbols) unless the variant says 'on every token', with "
             "interventions on the symbol rows only unless the variant says 'all rows'. Rule choice: "
             "teacher-forced accuracy on the label of the rule that fires next (chance is one over the "
