@@ -41,7 +41,7 @@ HEATMAPS = (LOOPED_RUN, DYNAMIC_RUN)
 CHANGE = "undoes a change beyond SPEC C.1"
 ROLES = {
     LOOPED_RUN: "looped, fixed R (C1, C2, C3)",
-    DYNAMIC_RUN: "looped, dynamic R (C3)",
+    DYNAMIC_RUN: "looped, dynamic R (C1, C3)",
     DEEP_RUN: "C1 control: compute-matched, the looped layer count as distinct blocks",
     VANILLA_RUN: "C1 control: equal parameters, blocks applied once",
     LEARNED_RUN: "C2 control: learned rows under weight decay",
