@@ -222,17 +222,26 @@ def test_reached_is_the_deepest_depth_with_every_shallower_one_above_the_bar():
     assert reached({1: 0.9, 3: 0.9}, 0.75) == 1  # a missing depth is not reached
 
 
-def test_a_tiny_looped_run_is_read_on_the_validation_set_and_analysed(tmp_path):
+def test_tiny_looped_runs_are_read_on_the_validation_set_and_analysed(tmp_path):
     overrides = ["model.d_model=16", "task.n_seen=30", "task.n_unseen=20", "task.n_test=12",
                  "task.eval_loops=[1,2]", "train.steps=2", "train.eval_every=2", "train.warmup_steps=1",
                  "train.threads=1", "train.freeze_embeddings=true"]  # fmt: skip
     train_run(resolve("horn-implicit-looped", overrides), tmp_path / LOOPED_RUN, progress=False)
+    train_run(resolve("horn-implicit-dynamic", overrides), tmp_path / DYNAMIC_RUN, progress=False)
     validation = validation_accuracy(tmp_path / LOOPED_RUN)
     assert sorted(validation) == [1, 2, 4]
     assert all(sorted(acc) == list(range(1, 7)) for acc in validation.values())
-    section = ImplicitHornExperiment().analyze("smoke", {LOOPED_RUN: tmp_path / LOOPED_RUN}, tmp_path / "fig")
+    run_dirs = {name: tmp_path / name for name in (LOOPED_RUN, DYNAMIC_RUN)}
+    section = ImplicitHornExperiment().analyze("smoke", run_dirs, tmp_path / "fig")
     assert [c.id for c in section.claims] == ["C1", "C2", "C3"]
     assert section.tables[0].rows[0][0] == LOOPED_RUN and all(p.exists() for p in section.figures)
-    # the dynamic model and the controls are missing here: their parts are not judged, saying so
-    assert [p.outcome for p in section.claims[0].parts[1:]] == [NOT_JUDGED] * 3
-    assert all(p.measured.startswith("no run") for p in section.claims[0].parts[1:])
+    # the controls are missing here: their parts are not judged, saying so
+    parts = section.claims[0].parts
+    assert [p.outcome for p in parts[2:]] == [NOT_JUDGED] * 2
+    assert all(p.measured.startswith("no run") for p in parts[2:])
+    # both looped models: a figure of their iterations
+    names = [p.name for p in section.figures]
+    assert {f"{LOOPED_RUN}_iterations.png", f"{DYNAMIC_RUN}_iterations.png"} <= set(names)
+    past_r = {row[0]: row for row in section.tables[1].rows}
+    assert past_r[LOOPED_RUN][1:3] == ["4", 12] and past_r[DYNAMIC_RUN][1:3] == ["dynamic", 24]
+    assert len(past_r[LOOPED_RUN]) == len(section.tables[1].headers)

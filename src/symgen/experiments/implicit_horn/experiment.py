@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from symgen.analysis.implicit import ImplicitRun, choose_r, load_implicit_run, reached, validation_accuracy
+from symgen.analysis.implicit_iterations import curves_figure, read_run
 from symgen.analysis.plots import heatmap_figure, line_figure
 from symgen.experiments.implicit_horn.claims import (
     DEEP_RUN,
@@ -66,6 +67,15 @@ TEXT = (
     "shown only as a labelled diagnostic. Every run is trained at each of the suite's seeds; a claim's "
     "arm counts only when it learned its seen task (all_seen ≥ {bar} at every trained depth, at its R)."
 )
+ITERATIONS_TEXT = (
+    "Past the training R, iteration by iteration: each looped model is read after every iteration "
+    "r = 1 up to 3 × its R (or its grid's largest r), on the all_seen test problems, per proof depth: "
+    "the answer's margin (the right answer's logit minus the other's of True/False; positive exactly "
+    "where the right one wins), the relative change of the hidden state at the answer position, "
+    "‖h_r − h_r−1‖ / ‖h_r−1‖ (does the state settle, or keep moving?), and the accuracy of the head "
+    "labels (do the sub-goals stay right while the answer flips?). A dynamic model's R is its plain "
+    "read-out's, its largest training R."
+)
 
 
 class ImplicitHornExperiment(Experiment):
@@ -81,9 +91,11 @@ class ImplicitHornExperiment(Experiment):
                 run.validation = validation_accuracy(run.dir)
         first = next(iter(runs.values()))
         figures = heatmaps(runs, figure_dir)
-        figures += [halting_figure(runs, figure_dir), depth_figure(runs, figure_dir)]
+        curves, past_r = iteration_curves(runs, figure_dir)
+        figures += [*curves, halting_figure(runs, figure_dir), depth_figure(runs, figure_dir)]
         text = TEXT.format(trained=first.trained_depth, deepest=first.test_depth, bar=LEARNED_BAR)
-        return Section(self.title, [text], figures, [table(runs)], judge_all(runs))
+        tables = [table(runs)] + ([past_r] if past_r.rows else [])
+        return Section(self.title, [text, ITERATIONS_TEXT], figures, tables, judge_all(runs))
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -220,3 +232,58 @@ def depth_figure(runs: dict[str, ImplicitRun], figure_dir: Path) -> Path:
         f"(seed {next(iter(runs.values())).seed})",
         ylim=(0, 1.02),
     )
+
+
+# ------------------------------------------------------------------------------------------ past R
+PAST_R_HEADERS = [
+    "run",
+    "R",
+    "last r",
+    "accuracy at R",
+    "accuracy at last r",
+    "margin at R",
+    "margin at last r",
+    "‖Δh‖ at R",
+    "‖Δh‖ at last r",
+    "head labels at R",
+    "head labels at last r",
+]
+
+
+def iteration_curves(runs: dict[str, ImplicitRun], figure_dir: Path) -> tuple[list[Path], Table]:
+    """Each looped run read after every iteration (`analysis.implicit_iterations`, all_seen): a figure
+    of margin, ‖Δh‖ and head-label accuracy per depth against r, and a table of them at R and the last r."""
+    figures, rows = [], []
+    for run in runs.values():
+        if not run.looped:
+            continue
+        result = read_run(run.dir, scenarios=("all_seen",))
+        title = (
+            f"{run.name} (seed {run.seed}; R = {result['train_loops']}, dotted): all_seen, per proof depth"
+        )
+        figures.append(curves_figure(result, "all_seen", figure_dir / f"{run.name}_iterations.png", title))
+        rows.append(past_r_row(run, result))
+    caption = (
+        "Looped runs read after every iteration r up to the last (3 × R, or the grid's largest r), all_seen, "
+        "averaged over the trained depths: answer accuracy; the answer's margin (right − other logit of "
+        "True/False); ‖h_r − h_r−1‖ / ‖h_r−1‖ at the answer position; head-label accuracy (— when the run "
+        "trained none). R: the plain read-out's (a dynamic model's largest)."
+    )
+    return figures, Table(PAST_R_HEADERS, rows, caption)
+
+
+def past_r_row(run: ImplicitRun, result: dict) -> list[object]:
+    """One looped run's curves, averaged over its trained depths, at its R and at the last r."""
+    curves = result["scenarios"]["all_seen"]
+    trained = [curves[d] for d in range(1, run.trained_depth + 1) if d in curves]
+    own, last = result["own_r"], result["max_iters"]
+
+    def at(key: str, r: int) -> object:
+        index = r - 2 if key == "delta_h" else r - 1  # ‖Δh‖ starts at r = 2
+        values = [c[key][index] for c in trained if c[key] is not None]
+        return round(float(np.mean(values)), 3) if values else "—"
+
+    cells: list[object] = [run.name, run.r_label, last]
+    for key in ("accuracy", "margin", "delta_h", "head_accuracy"):
+        cells += [at(key, own), at(key, last)]
+    return cells
