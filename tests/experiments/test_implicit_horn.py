@@ -239,8 +239,11 @@ def test_tiny_looped_runs_are_read_on_the_validation_set_and_analysed(tmp_path):
     parts = section.claims[0].parts
     assert [p.outcome for p in parts[2:]] == [NOT_JUDGED] * 2
     assert all(p.measured.startswith("no run") for p in parts[2:])
-    # both looped models: a figure of their iterations
+    # both looped models: an all_seen heatmap each, side by side, and a figure of their iterations
     names = [p.name for p in section.figures]
+    assert names[:4] == [
+        f"{n}_{s}.png" for s in ("all_seen", "all_unseen") for n in (LOOPED_RUN, DYNAMIC_RUN)
+    ]
     assert {f"{LOOPED_RUN}_iterations.png", f"{DYNAMIC_RUN}_iterations.png"} <= set(names)
     past_r = {row[0]: row for row in section.tables[1].rows}
     assert past_r[LOOPED_RUN][1:3] == ["4", 12] and past_r[DYNAMIC_RUN][1:3] == ["dynamic", 24]

@@ -168,33 +168,34 @@ def table_row(run: ImplicitRun) -> list[object]:
 # ------------------------------------------------------------------------------------------ figures
 def heatmaps(runs: dict[str, ImplicitRun], figure_dir: Path) -> list[Path]:
     """Test accuracy per depth × r of the looped models, all_seen and all_unseen; lines mark the
-    trained depths, the training R and the r chosen on the validation set."""
+    trained depths, the training R (a dynamic model's largest) and the r chosen on the validation set."""
     out = []
-    for name in HEATMAPS:
+    # scenario first: the fixed-R and the dynamic-R model's all_seen heatmaps stand side by side
+    for scenario, name in ((s, n) for s in ("all_seen", "all_unseen") for n in HEATMAPS):
         if name not in runs:
             continue
         run = runs[name]
         depths = list(range(1, run.test_depth + 1))
         marks = {f"trained depths ≤ {run.trained_depth}": ("h", run.trained_depth - 0.5)}
-        if run.own_r in run.grid and run.r_label != "dynamic":
-            marks[f"training R = {run.own_r}"] = ("v", run.grid.index(run.own_r))
+        if run.own_r in run.grid:
+            what = "largest training R (dynamic)" if run.r_label == "dynamic" else "training R"
+            marks[f"{what} = {run.own_r}"] = ("v", run.grid.index(run.own_r))
         r = validation_r(run)
         if r is not None:
             marks[f"r chosen on validation = {r}"] = ("v", run.grid.index(r) + 0.1)
-        for scenario in ("all_seen", "all_unseen"):
-            grid = [[run.accuracy(scenario, r).get(d, float("nan")) for r in run.grid] for d in depths]
-            out.append(
-                heatmap_figure(
-                    figure_dir / f"{name}_{scenario}.png",
-                    grid,
-                    [str(d) for d in depths],
-                    [str(r) for r in run.grid],
-                    "inference iterations r",
-                    "proof depth",
-                    f"{name}\n(seed {run.seed}) {scenario}: accuracy",
-                    marks,
-                )
+        grid = [[run.accuracy(scenario, r).get(d, float("nan")) for r in run.grid] for d in depths]
+        out.append(
+            heatmap_figure(
+                figure_dir / f"{name}_{scenario}.png",
+                grid,
+                [str(d) for d in depths],
+                [str(r) for r in run.grid],
+                "inference iterations r",
+                "proof depth",
+                f"{name}\n(seed {run.seed}) {scenario}: accuracy",
+                marks,
             )
+        )
     return out
 
 
