@@ -1,5 +1,6 @@
 """The implicit-Horn claims on one seed's runs: judged part by part, every arm first learns its seen task,
-and C1 reads the looped model at the r chosen on the validation set, never on the test set."""
+and C1 reads each looped model (fixed R, dynamic R) at the r chosen on the validation set, never on the
+test set."""
 
 from pathlib import Path
 
@@ -51,13 +52,23 @@ def fake_run(
 
 EXTRAPOLATES = {4: [1, 1, 0.9, 0.6, 0.5, 0.5], 8: [1, 1, 0.95, 0.9, 0.8, 0.6]}
 STUCK = {4: [1, 1, 0.9, 0.6, 0.5, 0.5], 8: [1, 1, 0.9, 0.6, 0.5, 0.5]}
+# the dynamic model's own R is its plain read-out at model.n_loops = 8
+DYNAMIC_EXTRAPOLATES = {8: [1, 1, 0.9, 0.6, 0.5, 0.5], 12: [1, 1, 0.95, 0.9, 0.8, 0.6]}
 LEARNED_ONCE = {1: [1, 0.9, 0.8, 0.5, 0.5, 0.5]}
 CHANCE = {1: [0.5] * 6}
 
 
-def c1_runs(looped=EXTRAPOLATES, validation=EXTRAPOLATES, deep=LEARNED_ONCE, vanilla=LEARNED_ONCE) -> dict:
+def c1_runs(
+    looped=EXTRAPOLATES,
+    validation=EXTRAPOLATES,
+    deep=LEARNED_ONCE,
+    vanilla=LEARNED_ONCE,
+    dynamic=DYNAMIC_EXTRAPOLATES,
+    dynamic_validation=DYNAMIC_EXTRAPOLATES,
+) -> dict:
     return {
         LOOPED_RUN: fake_run(LOOPED_RUN, looped, 4, validation=validation),
+        DYNAMIC_RUN: fake_run(DYNAMIC_RUN, dynamic, 8, validation=dynamic_validation),
         DEEP_RUN: fake_run(DEEP_RUN, deep, 1),
         VANILLA_RUN: fake_run(VANILLA_RUN, vanilla, 1),
     }
@@ -69,9 +80,33 @@ def outcomes(claim) -> list[str]:
 
 def test_c1_passes_when_more_iterations_reach_deeper_and_neither_control_does():
     claim = claim_c1(c1_runs())
-    assert outcomes(claim) == [PASS, PASS, PASS] and claim.verdict == "reproduced"
+    assert outcomes(claim) == [PASS, PASS, PASS, PASS] and claim.verdict == "reproduced"
     values = claim.parts[0].values
     assert values["r_validation"] == 8 and values["test_reach"] == 5 and values["test_reach_at_R"] == 3
+    # the dynamic model, judged on the same bar: its own R is its plain read-out (8), its r from its grid
+    dynamic = claim.parts[1]
+    assert DYNAMIC_RUN in dynamic.text and LOOPED_RUN not in dynamic.text
+    assert dynamic.values["r_validation"] == 12 and dynamic.values["test_reach_at_R"] == 3
+    assert "at its R = 8" in dynamic.measured
+    assert DYNAMIC_RUN in " ".join(claim.evidence) and "reaches 5 at r = 12" in claim.note
+
+
+def test_each_looped_model_is_judged_on_its_own():
+    # the dynamic model already reaches depth 5 at its own R: more iterations add nothing to it
+    deep_at_own_r = {8: [1, 1, 0.95, 0.9, 0.8, 0.6], 12: [1, 1, 0.95, 0.9, 0.8, 0.6]}
+    claim = claim_c1(c1_runs(dynamic=deep_at_own_r, dynamic_validation=deep_at_own_r))
+    assert outcomes(claim) == [PASS, FAIL, PASS, PASS] and claim.verdict == "partly reproduced"
+    # a dynamic model that loses its trained depths with more iterations fails its part only
+    collapses = {8: [1, 1, 0.9, 0.6, 0.5, 0.5], 12: [0.55, 0.5, 0.5, 0.5, 0.5, 0.5]}
+    claim = claim_c1(c1_runs(dynamic=collapses, dynamic_validation=collapses))
+    assert outcomes(claim) == [PASS, FAIL, PASS, PASS] and claim.parts[1].values["r_validation"] == 8
+    # one that never learned leaves its part not judged, naming it; the fixed-R parts stand
+    claim = claim_c1(c1_runs(dynamic={8: [0.5] * 6, 12: [0.5] * 6}))
+    assert outcomes(claim) == [PASS, NOT_JUDGED, PASS, PASS] and DYNAMIC_RUN in claim.parts[1].measured
+    # without the dynamic run its part says so
+    runs = c1_runs()
+    del runs[DYNAMIC_RUN]
+    assert claim_c1(runs).parts[1].measured == f"no run {DYNAMIC_RUN}"
 
 
 def test_c1_needs_the_extra_iterations_to_add_depth():
@@ -79,16 +114,19 @@ def test_c1_needs_the_extra_iterations_to_add_depth():
     at_own_r = {4: [1, 1, 0.95, 0.9, 0.8, 0.6], 8: [1, 1, 0.95, 0.9, 0.8, 0.6]}
     claim = claim_c1(c1_runs(looped=at_own_r, validation=at_own_r))
     assert claim.parts[0].values["test_reach_at_R"] == 5 and claim.parts[0].outcome == FAIL
+    assert claim.parts[1].outcome == PASS  # the dynamic model's part is its own
 
 
 def test_c1_names_the_compute_matched_deep_model_as_its_control():
     claim = claim_c1(c1_runs())
     deep = next(p for p in claim.parts if DEEP_RUN in p.text)
-    assert "compute-matched" in deep.text and claim.parts.index(deep) == 1
-    assert VANILLA_RUN in claim.parts[2].text
+    assert "compute-matched" in deep.text and claim.parts.index(deep) == 2
+    assert VANILLA_RUN in claim.parts[3].text
+    # the controls' looped arm is the fixed-R model, not the dynamic one
+    assert f"{LOOPED_RUN} 0.90" in deep.measured and DYNAMIC_RUN not in deep.measured
     # a deep model that reaches past its trained depths fails that part, and the claim is partial
     goes_deeper = claim_c1(c1_runs(deep={1: [1, 1, 0.9, 0.85, 0.8, 0.5]}))
-    assert outcomes(goes_deeper) == [PASS, FAIL, PASS] and goes_deeper.verdict == "partly reproduced"
+    assert outcomes(goes_deeper) == [PASS, PASS, FAIL, PASS] and goes_deeper.verdict == "partly reproduced"
 
 
 def test_r_is_chosen_on_the_validation_set_not_on_the_test_set():
@@ -106,22 +144,22 @@ def test_r_is_chosen_on_the_validation_set_not_on_the_test_set():
 
 def test_a_control_that_never_learned_leaves_its_part_not_judged_and_names_it():
     claim = claim_c1(c1_runs(vanilla=CHANCE))
-    assert outcomes(claim) == [PASS, PASS, NOT_JUDGED] and claim.verdict == "partly reproduced"
-    assert f"{VANILLA_RUN} 0.500 < 0.75" in claim.parts[2].measured
+    assert outcomes(claim) == [PASS, PASS, PASS, NOT_JUDGED] and claim.verdict == "partly reproduced"
+    assert f"{VANILLA_RUN} 0.500 < 0.75" in claim.parts[3].measured
     # "learned" is every trained depth, not their mean (0.97, 0.95, 0.7: mean 0.87)
     claim = claim_c1(c1_runs(deep={1: [0.97, 0.95, 0.7, 0.5, 0.5, 0.5]}))
-    assert claim.parts[1].outcome == NOT_JUDGED and f"{DEEP_RUN} 0.700" in claim.parts[1].measured
-    # a looped model that never learned leaves every part of C1 not judged
+    assert claim.parts[2].outcome == NOT_JUDGED and f"{DEEP_RUN} 0.700" in claim.parts[2].measured
+    # a fixed-R looped model that never learned leaves its part and both controls' not judged
     claim = claim_c1(c1_runs(looped={4: [0.5] * 6, 8: [0.5] * 6}))
-    assert set(outcomes(claim)) == {NOT_JUDGED} and claim.verdict == "not judged"
-    assert all(LOOPED_RUN in p.measured for p in claim.parts)
-    assert claim_c1({}).parts[1].measured.startswith("no run")
+    assert outcomes(claim) == [NOT_JUDGED, PASS, NOT_JUDGED, NOT_JUDGED]
+    assert all(LOOPED_RUN in claim.parts[i].measured for i in (0, 2, 3))
+    assert claim_c1({}).parts[2].measured.startswith("no run")
 
 
 def test_a_tampered_part_flips_the_verdict():
     assert claim_c1(c1_runs()).verdict == "reproduced"
     stuck = claim_c1(c1_runs(looped=STUCK, validation=STUCK))
-    assert outcomes(stuck) == [FAIL, PASS, PASS] and stuck.verdict == "partly reproduced"
+    assert outcomes(stuck) == [FAIL, PASS, PASS, PASS] and stuck.verdict == "partly reproduced"
     assert stuck.parts[0].values["test_reach"] == 3
 
 
@@ -184,16 +222,29 @@ def test_reached_is_the_deepest_depth_with_every_shallower_one_above_the_bar():
     assert reached({1: 0.9, 3: 0.9}, 0.75) == 1  # a missing depth is not reached
 
 
-def test_a_tiny_looped_run_is_read_on_the_validation_set_and_analysed(tmp_path):
+def test_tiny_looped_runs_are_read_on_the_validation_set_and_analysed(tmp_path):
     overrides = ["model.d_model=16", "task.n_seen=30", "task.n_unseen=20", "task.n_test=12",
                  "task.eval_loops=[1,2]", "train.steps=2", "train.eval_every=2", "train.warmup_steps=1",
                  "train.threads=1", "train.freeze_embeddings=true"]  # fmt: skip
     train_run(resolve("horn-implicit-looped", overrides), tmp_path / LOOPED_RUN, progress=False)
+    train_run(resolve("horn-implicit-dynamic", overrides), tmp_path / DYNAMIC_RUN, progress=False)
     validation = validation_accuracy(tmp_path / LOOPED_RUN)
     assert sorted(validation) == [1, 2, 4]
     assert all(sorted(acc) == list(range(1, 7)) for acc in validation.values())
-    section = ImplicitHornExperiment().analyze("smoke", {LOOPED_RUN: tmp_path / LOOPED_RUN}, tmp_path / "fig")
+    run_dirs = {name: tmp_path / name for name in (LOOPED_RUN, DYNAMIC_RUN)}
+    section = ImplicitHornExperiment().analyze("smoke", run_dirs, tmp_path / "fig")
     assert [c.id for c in section.claims] == ["C1", "C2", "C3"]
     assert section.tables[0].rows[0][0] == LOOPED_RUN and all(p.exists() for p in section.figures)
     # the controls are missing here: their parts are not judged, saying so
-    assert section.claims[0].parts[1].outcome == NOT_JUDGED
+    parts = section.claims[0].parts
+    assert [p.outcome for p in parts[2:]] == [NOT_JUDGED] * 2
+    assert all(p.measured.startswith("no run") for p in parts[2:])
+    # both looped models: an all_seen heatmap each, side by side, and a figure of their iterations
+    names = [p.name for p in section.figures]
+    assert names[:4] == [
+        f"{n}_{s}.png" for s in ("all_seen", "all_unseen") for n in (LOOPED_RUN, DYNAMIC_RUN)
+    ]
+    assert {f"{LOOPED_RUN}_iterations.png", f"{DYNAMIC_RUN}_iterations.png"} <= set(names)
+    past_r = {row[0]: row for row in section.tables[1].rows}
+    assert past_r[LOOPED_RUN][1:3] == ["4", 12] and past_r[DYNAMIC_RUN][1:3] == ["dynamic", 24]
+    assert len(past_r[LOOPED_RUN]) == len(section.tables[1].headers)

@@ -2,25 +2,78 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 RUN_DIR = click.argument("run_dir", type=click.Path(path_type=Path))
+MAX_ITERS_HELP = (
+    "Inference iterations r = 1..N (default: {kg} for a knowledge-graph run; for an implicit-Horn run "
+    "3 × its R or its evaluation grid's largest r, whichever is more)."
+)
 
 
 @click.group()
 def analyze() -> None:
-    """Analyses of trained runs: iterations, margins, halting, lens (looped KG models); theory."""
+    """Analyses of trained runs: iterations, margins (looped KG and implicit-Horn models), halting, lens
+    (looped KG models); theory."""
+
+
+def _implicit(run_dir: Path) -> bool:
+    from symgen.analysis.implicit_iterations import is_implicit_run
+
+    return is_implicit_run(run_dir)
+
+
+def _at(curve: list[float], r: int) -> str:
+    return f"{curve[r - 1]:.2f}" if r <= len(curve) else "—"
+
+
+def _echo_implicit(result: dict, lines: Callable[[dict, int, int], str]) -> None:
+    """One line per scenario and depth (`lines(curves, own_r, last_r)` writes it), then the figures."""
+    own, last = result["own_r"], result["max_iters"]
+    click.echo(f"{result['run']}: R = {result['train_loops']} (plain read-out at r = {own}), r = 1..{last}")
+    for scenario, by_depth in result["scenarios"].items():
+        for depth, curves in by_depth.items():
+            click.echo(f"{scenario} depth {depth}: {lines(curves, own, last)}")
+    for figure in result["figures"]:
+        click.echo(f"figure: {figure}")
+
+
+def _implicit_accuracy(c: dict, own: int, last: int) -> str:
+    best = max(range(len(c["accuracy"])), key=lambda i: c["accuracy"][i]) + 1
+    return (
+        f"accuracy {_at(c['accuracy'], own)} at r = {own}, {_at(c['accuracy'], last)} at r = {last}, "
+        f"best {_at(c['accuracy'], best)} at r = {best}"
+    )
+
+
+def _implicit_margin(c: dict, own: int, last: int) -> str:
+    """Margin, ‖Δh‖ into that iteration, head-label accuracy: at the plain read-out's R, and at the last r."""
+    text = (
+        f"margin {_at(c['margin'], own)} at r = {own}, {_at(c['margin'], last)} at r = {last}; "
+        f"‖Δh‖ {_at([0.0, *c['delta_h']], own)} → {_at([0.0, *c['delta_h']], last)}"
+    )
+    if c["head_accuracy"] is not None:
+        text += f"; head labels {_at(c['head_accuracy'], own)} → {_at(c['head_accuracy'], last)}"
+    return text
 
 
 @analyze.command()
 @RUN_DIR
-@click.option("--max-iters", default=20, show_default=True, help="Inference iterations r = 1..N.")
-def iterations(run_dir: Path, max_iters: int) -> None:
-    """Accuracy per hop count against inference iterations (heatmap); r chosen on half the chains."""
+@click.option("--max-iters", type=int, default=None, help=MAX_ITERS_HELP.format(kg=20))
+def iterations(run_dir: Path, max_iters: int | None) -> None:
+    """Accuracy per hop count (KG: r chosen on half the chains) or per proof depth (implicit Horn)
+    against inference iterations (heatmap)."""
+    if _implicit(run_dir):
+        from symgen.analysis.implicit_iterations import iterations as implicit
+
+        _echo_implicit(implicit(run_dir, max_iters), _implicit_accuracy)
+        return
     from symgen.analysis.loop_report import iterations as run
 
+    max_iters = 20 if max_iters is None else max_iters
     result = run(run_dir, max_iters)
     bar, r0, r = result["depth_bar"], result["baseline_r"], result["chosen_r"]
     click.echo(
@@ -34,12 +87,18 @@ def iterations(run_dir: Path, max_iters: int) -> None:
 
 @analyze.command()
 @RUN_DIR
-@click.option("--max-iters", default=50, show_default=True)
-def margins(run_dir: Path, max_iters: int) -> None:
-    """Mean logit margin per iteration and hop count; peak iteration and t*."""
+@click.option("--max-iters", type=int, default=None, help=MAX_ITERS_HELP.format(kg=50))
+def margins(run_dir: Path, max_iters: int | None) -> None:
+    """Mean logit margin per iteration and hop count, peak iteration and t* (KG); per proof depth the
+    answer's margin, the hidden state's change per iteration and head-label accuracy (implicit Horn)."""
+    if _implicit(run_dir):
+        from symgen.analysis.implicit_iterations import margin_curves as implicit
+
+        _echo_implicit(implicit(run_dir, max_iters), _implicit_margin)
+        return
     from symgen.analysis.loop_report import margin_curves
 
-    result = margin_curves(run_dir, max_iters)
+    result = margin_curves(run_dir, 50 if max_iters is None else max_iters)
     for name, m in result["groups"].items():
         click.echo(
             f"{name}: peak {m['peak_margin']:.2f} at iteration {m['peak_iteration']}, t* = {m['t_star']}"

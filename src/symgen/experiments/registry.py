@@ -8,6 +8,7 @@ import re
 from symgen.errors import UserError
 from symgen.experiments.claims import ClaimResult
 from symgen.experiments.implicit_horn.experiment import ImplicitHornExperiment
+from symgen.experiments.implicit_horn_ablation.experiment import ImplicitHornAblationExperiment
 from symgen.experiments.kg_depth.experiment import KGDepthExperiment
 from symgen.experiments.kg_inside.experiment import KGInsideExperiment
 from symgen.experiments.kg_systematic.experiment import KGSystematicExperiment
@@ -29,6 +30,7 @@ EXPERIMENTS: tuple[type[Experiment], ...] = (
     KGDepthExperiment,
     KGInsideExperiment,
     ImplicitHornExperiment,
+    ImplicitHornAblationExperiment,
     SpeedExperiment,
 )
 

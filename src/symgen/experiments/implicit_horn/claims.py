@@ -2,10 +2,12 @@
 
 Each claim is judged on one seed's runs, part by part (`symgen.experiments.claims`). Every arm of a
 comparison first learns its own seen task — all_seen accuracy ≥ LEARNED_BAR at every trained depth,
-at its own R — or its part reads `not judged`, naming the arm and its number. C1's second and third
-parts are controls of its first, so the looped model is an arm of them too. C1 reads the looped model
-at the inference iteration count r chosen on validation problems (never on the test set); the r the
-test set itself would choose is a labelled diagnostic in the claim's note, never its evidence.
+at its own R — or its part reads `not judged`, naming the arm and its number. C1's first two parts
+judge each looped model against the same bar (fixed R; dynamic R, whose own R is its plain read-out at
+model.n_loops); its last two are controls of the fixed-R model, so that model is an arm of them too.
+C1 reads a looped model at the inference iteration count r chosen on validation problems (never on the
+test set); the r the test set itself would choose is a labelled diagnostic in the claim's note, never
+its evidence.
 """
 
 from __future__ import annotations
@@ -59,12 +61,18 @@ STATEMENTS = (
     C3,
 )
 
-C1_LOOPED = (
-    f"the looped model ({LOOPED_RUN}, fixed R) reaches deeper than its trained depths with more "
-    "iterations: at the r chosen on a validation set (its deepest all_seen reach there, ties to the "
-    f"fewest r), its reached depth on the test set (all_seen; that depth and every shallower one "
-    f"≥ {REACH_BAR}) > the trained depth and > its reach at its own R"
-)
+C1_LOOPED_MODELS = {LOOPED_RUN: "fixed R", DYNAMIC_RUN: "dynamic R, its own R the plain read-out"}
+
+
+def c1_looped_text(name: str) -> str:
+    return (
+        f"the looped model {name} ({C1_LOOPED_MODELS[name]}) reaches deeper than its trained depths "
+        "with more iterations: at the r chosen on a validation set (its deepest all_seen reach there, "
+        f"ties to the fewest r), its reached depth on the test set (all_seen; that depth and every "
+        f"shallower one ≥ {REACH_BAR}) > the trained depth and > its reach at its own R"
+    )
+
+
 C1_DEEP = (
     f"the compute-matched deep model ({DEEP_RUN}: the looped model's layer count as distinct blocks, no "
     "iterations to add) does not: its reached depth on the test set ≤ the trained depth"
@@ -125,17 +133,21 @@ def rounded(values: list[float]) -> list[float]:
 
 # ------------------------------------------------------------------------------------------ C1
 def claim_c1(runs: Runs) -> Claim:
-    parts = [c1_looped(runs), c1_control(runs, DEEP_RUN, C1_DEEP), c1_control(runs, VANILLA_RUN, C1_VANILLA)]
-    return C1.check(parts, evidence(runs, [LOOPED_RUN, DEEP_RUN, VANILLA_RUN]), c1_oracle(runs))
+    parts = [c1_looped(runs, name) for name in C1_LOOPED_MODELS]
+    parts += [c1_control(runs, DEEP_RUN, C1_DEEP), c1_control(runs, VANILLA_RUN, C1_VANILLA)]
+    names = [*C1_LOOPED_MODELS, DEEP_RUN, VANILLA_RUN]
+    return C1.check(parts, evidence(runs, names), c1_oracle(runs))
 
 
-def c1_looped(runs: Runs) -> Part:
-    why = blocked(runs, [LOOPED_RUN])
+def c1_looped(runs: Runs, name: str) -> Part:
+    """One looped model against C1's bar: more iterations, chosen on validation, reach deeper."""
+    text = c1_looped_text(name)
+    why = blocked(runs, [name])
     if why:
-        return not_judged(C1_LOOPED, why, learned_values(runs, [LOOPED_RUN]))
-    run = runs[LOOPED_RUN]
+        return not_judged(text, why, learned_values(runs, [name]))
+    run = runs[name]
     if not run.validation:
-        return not_judged(C1_LOOPED, f"{LOOPED_RUN} was not read on the validation set")
+        return not_judged(text, f"{name} was not read on the validation set")
     r, validation_reach = choose_r(run.validation, REACH_BAR)
     reach = reached(run.accuracy("all_seen", r), REACH_BAR)
     at_own = reached(run.accuracy("all_seen"), REACH_BAR)
@@ -146,13 +158,13 @@ def c1_looped(runs: Runs) -> Part:
         "test_reach": reach,
         "test_reach_at_R": at_own,
         "trained_depth": trained,
-    } | learned_values(runs, [LOOPED_RUN])
+    } | learned_values(runs, [name])
     measured = (
         f"r = {r} chosen on validation (reaches {validation_reach}); on the test set it reaches {reach} "
         f"at r = {r} (at its R = {run.own_r}: {at_own}) vs trained depth {trained}; "
-        + learned_note(runs, [LOOPED_RUN])
+        + learned_note(runs, [name])
     )
-    return judge(C1_LOOPED, reach > max(trained, at_own), measured, values)
+    return judge(text, reach > max(trained, at_own), measured, values)
 
 
 def c1_control(runs: Runs, name: str, text: str) -> Part:
@@ -174,14 +186,15 @@ def c1_control(runs: Runs, name: str, text: str) -> Part:
 
 def c1_oracle(runs: Runs) -> str:
     """The r the test set itself would choose: a diagnostic beside the claim, never its evidence."""
-    run = runs.get(LOOPED_RUN)
-    if run is None:
+    readings = []
+    for name in C1_LOOPED_MODELS:
+        if name in runs:
+            run = runs[name]
+            r, reach = choose_r({r: run.accuracy("all_seen", r) for r in run.grid}, REACH_BAR)
+            readings.append(f"{name} reaches {reach} at r = {r}")
+    if not readings:
         return ""
-    r, reach = choose_r({r: run.accuracy("all_seen", r) for r in run.grid}, REACH_BAR)
-    return (
-        f"diagnostic, not evidence (r chosen on the test set, an oracle): {LOOPED_RUN} reaches {reach} "
-        f"at r = {r}"
-    )
+    return "diagnostic, not evidence (r chosen on the test set, an oracle): " + "; ".join(readings)
 
 
 # ------------------------------------------------------------------------------------------ C2

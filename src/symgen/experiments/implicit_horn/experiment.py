@@ -4,11 +4,11 @@ and looped transformers, over seen and unseen symbols, at proof depths beyond tr
 Runs, all but C2's control with frozen symbol rows and same-symbol attention (the row handling the
 unseen-symbols work found; with learned rows no model learned the task): a vanilla transformer; a
 deeper vanilla one with the looped model's layer count; a looped model at fixed R and at dynamic R;
-as C2's control, the looped model with learned rows under weight decay; and the looped model with
-each of the recipes' two changes beyond SPEC C.1 undone (causal reading; the answer as the only
-label). Each run is an ordinary suite run: `reproduce --seeds N` trains it at seeds 0..N−1 and this
-analysis reads one seed's runs at a time. The claims C1–C3 (claims.py) were written before any of
-these runs.
+and, as C2's control, the looped model with learned rows under weight decay (the looped model with
+each of the recipes' two changes beyond SPEC C.1 undone judges no claim: `implicit_horn_ablation`
+trains and tables it). Each run is an ordinary suite run: `reproduce --seeds N` trains it at seeds
+0..N−1 and this analysis reads one seed's runs at a time. The claims C1–C3 (claims.py) were written
+before any of these runs.
 
 Looped runs are also read on validation problems at every iteration count r of their grid, from
 their final weights: the r whose validation reach is deepest is the one the table, the depth figure
@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from symgen.analysis.implicit import ImplicitRun, choose_r, load_implicit_run, reached, validation_accuracy
+from symgen.analysis.implicit_iterations import curves_figure, read_run
 from symgen.analysis.plots import heatmap_figure, line_figure
 from symgen.experiments.implicit_horn.claims import (
     DEEP_RUN,
@@ -38,15 +39,12 @@ from symgen.experiments.types import Experiment, Section, Table
 from symgen.tasks.horn import SCENARIOS
 
 HEATMAPS = (LOOPED_RUN, DYNAMIC_RUN)
-CHANGE = "undoes a change beyond SPEC C.1"
 ROLES = {
     LOOPED_RUN: "looped, fixed R (C1, C2, C3)",
-    DYNAMIC_RUN: "looped, dynamic R (C3)",
+    DYNAMIC_RUN: "looped, dynamic R (C1, C3)",
     DEEP_RUN: "C1 control: compute-matched, the looped layer count as distinct blocks",
     VANILLA_RUN: "C1 control: equal parameters, blocks applied once",
     LEARNED_RUN: "C2 control: learned rows under weight decay",
-    f"{LOOPED_RUN}-causal": f"looped, causal reading ({CHANGE})",
-    f"{LOOPED_RUN}-answer-only": f"looped, the answer as the only label ({CHANGE})",
 }
 TEXT = (
     "The Horn problems of paper A with the chain of thought removed: the model reads the rules, "
@@ -55,7 +53,7 @@ TEXT = (
     "rule's head token with whether its atom is entailed (with one answer bit per problem no probe "
     "left chance), and the model reads the prompt bidirectionally, so a rule's head sees the rules "
     "listed after it (under causal attention a head cannot see the rules that prove its body when "
-    "they come later). The runs ending in -causal and -answer-only undo one change each. "
+    "they come later). The implicit-horn-ablation experiment undoes one change at a time. "
     "Training uses proof depths 1–{trained}; every test scenario holds depths up to {deepest}, "
     "balanced per depth and label, with training's number of distractor rules. Looped models (2 "
     "zero-init blocks looped R times, input re-added before every iteration) are read at every "
@@ -68,6 +66,15 @@ TEXT = (
     "all_seen reach is deepest there, ties to the fewest r. The r the test set itself would choose is "
     "shown only as a labelled diagnostic. Every run is trained at each of the suite's seeds; a claim's "
     "arm counts only when it learned its seen task (all_seen ≥ {bar} at every trained depth, at its R)."
+)
+ITERATIONS_TEXT = (
+    "Past the training R, iteration by iteration: each looped model is read after every iteration "
+    "r = 1 up to 3 × its R (or its grid's largest r), on the all_seen test problems, per proof depth: "
+    "the answer's margin (the right answer's logit minus the other's of True/False; positive exactly "
+    "where the right one wins), the relative change of the hidden state at the answer position, "
+    "‖h_r − h_r−1‖ / ‖h_r−1‖ (does the state settle, or keep moving?), and the accuracy of the head "
+    "labels (do the sub-goals stay right while the answer flips?). A dynamic model's R is its plain "
+    "read-out's, its largest training R."
 )
 
 
@@ -84,9 +91,11 @@ class ImplicitHornExperiment(Experiment):
                 run.validation = validation_accuracy(run.dir)
         first = next(iter(runs.values()))
         figures = heatmaps(runs, figure_dir)
-        figures += [halting_figure(runs, figure_dir), depth_figure(runs, figure_dir)]
+        curves, past_r = iteration_curves(runs, figure_dir)
+        figures += [*curves, halting_figure(runs, figure_dir), depth_figure(runs, figure_dir)]
         text = TEXT.format(trained=first.trained_depth, deepest=first.test_depth, bar=LEARNED_BAR)
-        return Section(self.title, [text], figures, [table(runs)], judge_all(runs))
+        tables = [table(runs)] + ([past_r] if past_r.rows else [])
+        return Section(self.title, [text, ITERATIONS_TEXT], figures, tables, judge_all(runs))
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -159,33 +168,34 @@ def table_row(run: ImplicitRun) -> list[object]:
 # ------------------------------------------------------------------------------------------ figures
 def heatmaps(runs: dict[str, ImplicitRun], figure_dir: Path) -> list[Path]:
     """Test accuracy per depth × r of the looped models, all_seen and all_unseen; lines mark the
-    trained depths, the training R and the r chosen on the validation set."""
+    trained depths, the training R (a dynamic model's largest) and the r chosen on the validation set."""
     out = []
-    for name in HEATMAPS:
+    # scenario first: the fixed-R and the dynamic-R model's all_seen heatmaps stand side by side
+    for scenario, name in ((s, n) for s in ("all_seen", "all_unseen") for n in HEATMAPS):
         if name not in runs:
             continue
         run = runs[name]
         depths = list(range(1, run.test_depth + 1))
         marks = {f"trained depths ≤ {run.trained_depth}": ("h", run.trained_depth - 0.5)}
-        if run.own_r in run.grid and run.r_label != "dynamic":
-            marks[f"training R = {run.own_r}"] = ("v", run.grid.index(run.own_r))
+        if run.own_r in run.grid:
+            what = "largest training R (dynamic)" if run.r_label == "dynamic" else "training R"
+            marks[f"{what} = {run.own_r}"] = ("v", run.grid.index(run.own_r))
         r = validation_r(run)
         if r is not None:
             marks[f"r chosen on validation = {r}"] = ("v", run.grid.index(r) + 0.1)
-        for scenario in ("all_seen", "all_unseen"):
-            grid = [[run.accuracy(scenario, r).get(d, float("nan")) for r in run.grid] for d in depths]
-            out.append(
-                heatmap_figure(
-                    figure_dir / f"{name}_{scenario}.png",
-                    grid,
-                    [str(d) for d in depths],
-                    [str(r) for r in run.grid],
-                    "inference iterations r",
-                    "proof depth",
-                    f"{name}\n(seed {run.seed}) {scenario}: accuracy",
-                    marks,
-                )
+        grid = [[run.accuracy(scenario, r).get(d, float("nan")) for r in run.grid] for d in depths]
+        out.append(
+            heatmap_figure(
+                figure_dir / f"{name}_{scenario}.png",
+                grid,
+                [str(d) for d in depths],
+                [str(r) for r in run.grid],
+                "inference iterations r",
+                "proof depth",
+                f"{name}\n(seed {run.seed}) {scenario}: accuracy",
+                marks,
             )
+        )
     return out
 
 
@@ -223,3 +233,58 @@ def depth_figure(runs: dict[str, ImplicitRun], figure_dir: Path) -> Path:
         f"(seed {next(iter(runs.values())).seed})",
         ylim=(0, 1.02),
     )
+
+
+# ------------------------------------------------------------------------------------------ past R
+PAST_R_HEADERS = [
+    "run",
+    "R",
+    "last r",
+    "accuracy at R",
+    "accuracy at last r",
+    "margin at R",
+    "margin at last r",
+    "‖Δh‖ at R",
+    "‖Δh‖ at last r",
+    "head labels at R",
+    "head labels at last r",
+]
+
+
+def iteration_curves(runs: dict[str, ImplicitRun], figure_dir: Path) -> tuple[list[Path], Table]:
+    """Each looped run read after every iteration (`analysis.implicit_iterations`, all_seen): a figure
+    of margin, ‖Δh‖ and head-label accuracy per depth against r, and a table of them at R and the last r."""
+    figures, rows = [], []
+    for run in runs.values():
+        if not run.looped:
+            continue
+        result = read_run(run.dir, scenarios=("all_seen",))
+        title = (
+            f"{run.name} (seed {run.seed}; R = {result['train_loops']}, dotted): all_seen, per proof depth"
+        )
+        figures.append(curves_figure(result, "all_seen", figure_dir / f"{run.name}_iterations.png", title))
+        rows.append(past_r_row(run, result))
+    caption = (
+        "Looped runs read after every iteration r up to the last (3 × R, or the grid's largest r), all_seen, "
+        "averaged over the trained depths: answer accuracy; the answer's margin (right − other logit of "
+        "True/False); ‖h_r − h_r−1‖ / ‖h_r−1‖ at the answer position; head-label accuracy (— when the run "
+        "trained none). R: the plain read-out's (a dynamic model's largest)."
+    )
+    return figures, Table(PAST_R_HEADERS, rows, caption)
+
+
+def past_r_row(run: ImplicitRun, result: dict) -> list[object]:
+    """One looped run's curves, averaged over its trained depths, at its R and at the last r."""
+    curves = result["scenarios"]["all_seen"]
+    trained = [curves[d] for d in range(1, run.trained_depth + 1) if d in curves]
+    own, last = result["own_r"], result["max_iters"]
+
+    def at(key: str, r: int) -> object:
+        index = r - 2 if key == "delta_h" else r - 1  # ‖Δh‖ starts at r = 2
+        values = [c[key][index] for c in trained if c[key] is not None]
+        return round(float(np.mean(values)), 3) if values else "—"
+
+    cells: list[object] = [run.name, run.r_label, last]
+    for key in ("accuracy", "margin", "delta_h", "head_accuracy"):
+        cells += [at(key, own), at(key, last)]
+    return cells
