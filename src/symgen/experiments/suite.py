@@ -213,6 +213,12 @@ def analyze_experiment(
     return combine_sections(seed_sections), {cid: merge_seeds(c) for cid, c in by_seed.items()}
 
 
+def done_here(runs: list[RunSpec], run_root: Path) -> bool:
+    """An experiment not asked for is reported when it has runs and they all finished in this output
+    (one without runs, such as theory, only when asked: it would measure anew every time)."""
+    return bool(runs) and all(r.finished(run_root) for r in runs)
+
+
 def run_suite(
     suite: str,
     out: Path,
@@ -243,7 +249,7 @@ def run_suite(
     reported = [
         exp
         for exp in select(suite, None)
-        if exp.name in names or (exp.report_unasked and all(r.finished(run_root) for r in runs_of(exp)))
+        if exp.name in names or (exp.report_unasked and done_here(runs_of(exp), run_root))
     ]
     all_runs = list({r.name: r for exp in reported for r in runs_of(exp)}.values())
     claims = default_claims()

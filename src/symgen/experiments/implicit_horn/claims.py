@@ -22,10 +22,10 @@ GAP_BAR = 0.10  # C2: |all_seen − all_unseen| at every trained depth
 CHANCE_BAR = 0.6  # C2: "at chance" on balanced labels (0.5 expected)
 RANK_BAR = 0.5  # C3: rank correlation of mean halting iterations with proof depth
 
-LOOPED_RUN = "implicit-looped-frozen-ss"
-DYNAMIC_RUN = "implicit-dynamic-frozen-ss"
-DEEP_RUN = "implicit-deep-frozen-ss"
-VANILLA_RUN = "implicit-vanilla-frozen-ss"
+LOOPED_RUN = "implicit-looped-frozen-same-symbol"
+DYNAMIC_RUN = "implicit-dynamic-frozen-same-symbol"
+DEEP_RUN = "implicit-deep-frozen-same-symbol"
+VANILLA_RUN = "implicit-vanilla-frozen-same-symbol"
 LEARNED_RUN = "implicit-looped"
 LEARNED_WHAT = "all_seen accuracy at its worst trained depth, at its own R"
 
