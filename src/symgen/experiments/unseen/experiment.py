@@ -93,15 +93,15 @@ class UnseenSymbolsExperiment(Experiment):
             figures.append(self._cosine_histogram(run_dirs, figure_dir))
         claims = check_all(finals, points)
         text = [
-            "Same-symbol attention (methods marked + same-symbol; symgen's variant, not the paper's): "
-            "every attention head adds β_h · cos(e_i, e_j) to its score, where e_i and e_j are the "
-            "raw embedding rows of the query and key tokens when both are symbols "
-            "(model.identity_bias_scope=symbols; other pairs score 0) and β_h starts at 3 and is learned "
-            "(model.identity_bias); frozen and forgotten rows are then the symbols' rows only. It is needed at this scale because choosing a "
+            "Same-symbol attention (methods marked + same-symbol; symgen's variant, not the paper's): every"
+            " attention head adds β_h · cos(e_i, e_j) to its score, where e_i and e_j are the raw embedding"
+            " rows of the query and key tokens when both are symbols (model.identity_bias_scope=symbols; "
+            "other pairs score 0) and β_h starts at 3 and is learned (model.identity_bias); frozen and "
+            "forgotten rows are then the symbols' rows only. It is needed at this scale because choosing a "
             "rule means checking that every body atom is already known, a match of two positions holding "
             "the same symbol: the paper's 60-75M-parameter models learn such heads over fixed random rows, "
-            "while at d = 64 the paper's copy + frozen model stays near chance on rule choice (see the role "
-            "table and the ablation). On collapsed rows (learned rows under weight decay) the cosine is "
+            "while at d = 64 the paper's copy + frozen model stays near chance on rule choice (see the role"
+            " table and the ablation). On collapsed rows (learned rows under weight decay) the cosine is "
             "close to 1 for every pair of unseen symbols, so the term cannot tell them apart: the standard "
             "+ same-symbol control must still fail on all_unseen.",
             "Every rule of a problem starts with a label token and every proof step with the label of the "
