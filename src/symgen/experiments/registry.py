@@ -56,12 +56,13 @@ def select(suite: str, only: str | None) -> list[Experiment]:
 
 
 def claim_order(cid: str) -> tuple:
-    """A7.1, A7.1β, A7.2, …, B5.1, …, C1: by part, then number, the β variant after its claim."""
-    match = re.fullmatch(r"([A-Z])(\d+)(?:\.(\d+))?(β?)", cid)
+    """A7.1, A7.1β, A7.2, …, A7.1 (mid), …, B5.1, …, C1: by part, then scale (the claims judged at
+    another scale after the suite's own), number, the β variant after its claim."""
+    match = re.fullmatch(r"([A-Z])(\d+)(?:\.(\d+))?(β?)(?: \((\w+)\))?", cid)
     if match is None:
         return (cid,)
-    part, major, minor, beta = match.groups()
-    return (part, int(major), int(minor or 0), beta)
+    part, major, minor, beta, scale = match.groups()
+    return (part, scale or "", int(major), int(minor or 0), beta)
 
 
 def default_claims() -> dict[str, ClaimResult]:

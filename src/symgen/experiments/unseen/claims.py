@@ -281,19 +281,28 @@ def a75(finals: Finals, statement: Statement) -> Claim:
     return statement.check(parts, [run_name(m) for m in runs if m in finals])
 
 
-def check_all(finals: Finals, diversity: dict[int, dict[str, float]]) -> list[Claim]:
+def scaled(statements: tuple[Statement, ...], scale: str) -> tuple[Statement, ...]:
+    """The same claims judged at another scale, as rows of their own: `A7.3 (mid)`."""
+    return tuple(Statement(f"{s.id} ({scale})", s.text, s.paper) for s in statements)
+
+
+def check_all(
+    finals: Finals, diversity: dict[int, dict[str, float]], statements: tuple[Statement, ...] = STATEMENTS
+) -> list[Claim]:
     """Every claim of paper A at one seed: the paper's architecture, then symgen's variant. A7.2 reads
-    the copy model trained on the most seen symbols ("high diversity")."""
+    the copy model trained on the most seen symbols ("high diversity"). `statements` are STATEMENTS or
+    their `scaled` copies, in the same order."""
+    a71s, a72s, a73s, a74s, a75s, a71b, a72b, a73b, a74b = statements
     most = max(diversity, default=None)
     at_most = finals | ({"copy": diversity[most]} if most is not None else {})
     return [
-        a71(finals, "standard", A71),
-        a72(at_most, "copy", "standard", A72, most),
-        a73(finals, "copy_frozen", "copy_forget", A73),
-        a74(finals, "copy_forget_temporary", "forget_temporary", A74),
-        a75(finals, A75),
-        a71(finals, "standard+β", A71B),
-        a72(finals, "copy+β", "standard+β", A72B, None),
-        a73(finals, "copy_frozen+β", "copy_forget+β", A73B),
-        a74(finals, "copy_forget_temporary+β", "forget_temporary+β", A74B),
+        a71(finals, "standard", a71s),
+        a72(at_most, "copy", "standard", a72s, most),
+        a73(finals, "copy_frozen", "copy_forget", a73s),
+        a74(finals, "copy_forget_temporary", "forget_temporary", a74s),
+        a75(finals, a75s),
+        a71(finals, "standard+β", a71b),
+        a72(finals, "copy+β", "standard+β", a72b, None),
+        a73(finals, "copy_frozen+β", "copy_forget+β", a73b),
+        a74(finals, "copy_forget_temporary+β", "forget_temporary+β", a74b),
     ]

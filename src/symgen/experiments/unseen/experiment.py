@@ -91,7 +91,7 @@ class UnseenSymbolsExperiment(Experiment):
         figures.append(div_figure)
         if all((run / "final.safetensors").exists() for run in runs.values()):
             figures.append(self._cosine_histogram(run_dirs, figure_dir))
-        claims = check_all(finals, points)
+        claims = check_all(finals, points, self.statements)
         text = [
             "Same-symbol attention (methods marked + same-symbol; symgen's variant, not the paper's): every"
             " attention head adds β_h · cos(e_i, e_j) to its score, where e_i and e_j are the raw embedding"
