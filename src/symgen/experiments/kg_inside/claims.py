@@ -152,16 +152,19 @@ def _gains(model: dict) -> bool:
     return (model["depth_chosen_r"] or 0) > (model["depth_baseline"] or 0)
 
 
+# what B5.4 reads of each model's inference iterations (analysis.loop_report.iterations)
+DEPTH_KEYS = (
+    "learnable_depth",
+    "curriculum_stage",
+    "baseline_r",
+    "depth_baseline",
+    "chosen_r",
+    "depth_chosen_r",
+)
+
+
 def _depth_values(models: list[dict]) -> dict[str, int | None]:
-    keys = (
-        "learnable_depth",
-        "curriculum_stage",
-        "baseline_r",
-        "depth_baseline",
-        "chosen_r",
-        "depth_chosen_r",
-    )
-    return {f"{m['name']}/{k}": m[k] for m in models for k in keys}
+    return {f"{m['name']}/{k}": m[k] for m in models for k in DEPTH_KEYS}
 
 
 def _depth_part(text: str, models: list[dict], missing: str, ok, measured) -> Part:

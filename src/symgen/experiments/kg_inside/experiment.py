@@ -15,6 +15,7 @@ from symgen.config import resolve
 from symgen.experiments.claims import Claim
 from symgen.experiments.kg_depth.experiment import STALL_SUFFIX
 from symgen.experiments.kg_inside.claims import (
+    DEPTH_KEYS,
     KL_EPS,
     LEARNED_DEPTH,
     LEARNED_HALTING,
@@ -63,16 +64,8 @@ def _b54_model(name: str, run: Path, dynamic: bool) -> tuple[dict, dict]:
     """Inference iterations r = 1..3R of one model: what B5.4 judges, and the analysis result."""
     r_max = 3 * loop_report.training_r(resolve(Path(run) / "config.yaml"))
     it = loop_report.iterations(run, r_max)
-    keys = (
-        "learnable_depth",
-        "curriculum_stage",
-        "baseline_r",
-        "depth_baseline",
-        "chosen_r",
-        "depth_chosen_r",
-    )
     model = {"name": name, "R": None if dynamic else it["train_r_read"], "r_max": r_max}
-    return model | {k: it[k] for k in keys}, it
+    return model | {k: it[k] for k in DEPTH_KEYS}, it
 
 
 def _b54_row(model: dict, it: dict) -> list:
