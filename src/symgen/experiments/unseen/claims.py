@@ -93,6 +93,7 @@ LABELS = {
     "forget_temporary": "temporary forgetting",
     "copy_forget_temporary": "copy + temporary forgetting",
     "standard_no_decay": "standard, rows without weight decay",
+    "copy_forget_temporary_full_row_lr": "copy + temporary forgetting, rows at the full learning rate",
 }
 
 
