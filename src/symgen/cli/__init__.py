@@ -75,7 +75,7 @@ def _report_done(out: Path, summary: dict) -> None:
 
 @app.command()
 @click.option(
-    "--suite", default="quick", show_default=True, help="smoke (minutes, for tests) | quick | paper."
+    "--suite", default="quick", show_default=True, help="smoke (minutes, for tests) | quick | mid | paper."
 )
 @click.option("--out", type=click.Path(path_type=Path), default=Path("repro"), show_default=True)
 @click.option("--only", default=None, help="Comma-separated experiment names to run.")
@@ -88,7 +88,7 @@ def _report_done(out: Path, summary: dict) -> None:
     "--seeds",
     type=int,
     default=None,
-    help="Seeds per run (0..N-1, stacked in one process); default: smoke 1, quick 1, paper 3.",
+    help="Seeds per run (0..N-1, stacked in one process); default: smoke 1, quick 1, mid 1, paper 3.",
 )
 def reproduce(
     suite: str, out: Path, only: str | None, list_: bool, jobs: int, progress: bool, seeds: int | None

@@ -38,6 +38,9 @@ SCALE = {
     "quick": "Quick scale: the papers' setups shrunk to train on a 2-core CPU (models of about 0.1-0.3M "
     "parameters, minutes per run). An effect that needs the papers' model sizes or training lengths may "
     "not appear here; a 'not reproduced' speaks for this scale only.",
+    "mid": "Mid scale: between quick and paper, for the questions quick scale leaves open (models of about "
+    "1M parameters, d = 128, hours per part on a 2-core CPU). A result here says what width does between "
+    "the quick models and the papers' 60-75M-parameter ones, not what the papers' sizes give.",
     "paper": "Paper scale: the papers' sizes and training lengths (a GPU is needed).",
 }
 

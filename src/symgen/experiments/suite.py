@@ -1,7 +1,7 @@
 """Suites of experiments: train every run (skipping finished ones), analyse, write the report.
 
-An experiment names its runs per suite (smoke | quick | paper: the same recipes with other
-numbers) and turns finished run directories into a report section with figures, tables and
+An experiment names its runs per suite (smoke | quick | mid | paper: the same recipes with
+other numbers) and turns finished run directories into a report section with figures, tables and
 claims (`symgen.experiments.types`). Runs of all selected experiments are trained first — side by
 side with `--jobs N` — then each experiment analyses its own.
 """
@@ -155,7 +155,7 @@ def train_all(runs: list[RunSpec], run_root: Path, jobs: int, progress: bool) ->
             click.echo(f"[{i}/{len(todo)}] {name} finished", err=True)
 
 
-DEFAULT_SEEDS = {"smoke": 1, "quick": 1, "paper": 3}
+DEFAULT_SEEDS = {"smoke": 1, "quick": 1, "mid": 1, "paper": 3}
 
 
 def seeded(runs: list[RunSpec], n_seeds: int) -> list[RunSpec]:
