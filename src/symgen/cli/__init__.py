@@ -75,7 +75,7 @@ def _report_done(out: Path, summary: dict) -> None:
 
 @app.command()
 @click.option(
-    "--suite", default="quick", show_default=True, help="smoke (minutes, for tests) | quick | paper."
+    "--suite", default="quick", show_default=True, help="smoke (minutes, for tests) | quick | mid | paper."
 )
 @click.option("--out", type=click.Path(path_type=Path), default=Path("repro"), show_default=True)
 @click.option("--only", default=None, help="Comma-separated experiment names to run.")
@@ -88,24 +88,50 @@ def _report_done(out: Path, summary: dict) -> None:
     "--seeds",
     type=int,
     default=None,
-    help="Seeds per run (0..N-1, stacked in one process); default: smoke 1, quick 1, paper 3.",
+    help="Seeds per run (0..N-1, stacked in one process); default: smoke 1, quick 1, mid 1, paper 3.",
+)
+@click.option("--runs", "run_names", default=None, help="Comma-separated runs: train and analyse only these.")
+@click.option(
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="An override for every run of this invocation, after its runs.yaml ones (repeatable).",
 )
 def reproduce(
-    suite: str, out: Path, only: str | None, list_: bool, jobs: int, progress: bool, seeds: int | None
+    suite: str,
+    out: Path,
+    only: str | None,
+    list_: bool,
+    jobs: int,
+    progress: bool,
+    seeds: int | None,
+    run_names: str | None,
+    sets: tuple[str, ...],
 ) -> None:
     """Run a suite's experiments (skipping finished runs); write OUT/report.html and OUT/claims.json.
 
     With --seeds N every run trains at N seeds, every experiment is analysed per seed, and each
-    claim's verdict holds only if it holds in every seed (`partly reproduced` names the others)."""
+    claim's verdict holds only if it holds in every seed (`partly reproduced` names the others).
+    --runs and --set change this invocation only (a shorter run on a lent GPU, say); claims.json's
+    header and the report record them, and an analysis missing a run left out judges without it."""
     from symgen.experiments.provenance import command_line
-    from symgen.experiments.registry import list_suite
-    from symgen.experiments.suite import run_suite
+    from symgen.experiments.suite import Selection, list_plan, run_suite
 
+    names = tuple(n.strip() for n in (run_names or "").split(",") if n.strip())
+    selection = Selection(runs=names, sets=tuple(sets))
     if list_:
-        click.echo(list_suite(suite, only))
+        click.echo(list_plan(suite, only, selection))
         return
     report = run_suite(
-        suite, out, only=only, jobs=jobs, progress=progress, seeds=seeds, command=command_line()
+        suite,
+        out,
+        only=only,
+        jobs=jobs,
+        progress=progress,
+        seeds=seeds,
+        command=command_line(),
+        selection=selection,
     )
     click.echo(f"report: {report}")
 

@@ -19,11 +19,13 @@ from symgen.experiments.transfer.experiment import TransferExperiment
 from symgen.experiments.types import SUITES, Experiment
 from symgen.experiments.unseen.experiment import UnseenSymbolsExperiment
 from symgen.experiments.unseen_ablation.experiment import UnseenAblationExperiment
+from symgen.experiments.unseen_mid.experiment import UnseenMidExperiment
 
 EXPERIMENTS: tuple[type[Experiment], ...] = (
     ReverseExperiment,
     UnseenSymbolsExperiment,
     UnseenAblationExperiment,
+    UnseenMidExperiment,
     TheoryExperiment,
     TransferExperiment,
     KGSystematicExperiment,

@@ -38,6 +38,9 @@ SCALE = {
     "quick": "Quick scale: the papers' setups shrunk to train on a 2-core CPU (models of about 0.1-0.3M "
     "parameters, minutes per run). An effect that needs the papers' model sizes or training lengths may "
     "not appear here; a 'not reproduced' speaks for this scale only.",
+    "mid": "Mid scale: between quick and paper, for the questions quick scale leaves open (models of about "
+    "1M parameters, d = 128, hours per part on a 2-core CPU). A result here says what width does between "
+    "the quick models and the papers' 60-75M-parameter ones, not what the papers' sizes give.",
     "paper": "Paper scale: the papers' sizes and training lengths (a GPU is needed).",
 }
 
@@ -147,6 +150,25 @@ def _claims(claims: list[ClaimResult], suite: str) -> str:
     return f'<div class="wide"><table><tr>{head}</tr>{"".join(rows)}</table></div>'
 
 
+def _selection(header: dict) -> str:
+    """What `reproduce --set` and `--runs` changed in this output, above the scale note (which
+    describes the suite's own settings); nothing when neither was given."""
+    lines = []
+    if header.get("set"):
+        sets = ", ".join(f"<code>{html.escape(s)}</code>" for s in header["set"])
+        lines.append(
+            f"Every run of this invocation was changed by --set {sets} (after its suite's overrides): "
+            "the numbers below are not the suite's own settings."
+        )
+    if header.get("runs"):
+        runs = ", ".join(f"<code>{html.escape(r)}</code>" for r in header["runs"])
+        lines.append(
+            f"Only the runs named by --runs were trained and analysed: {runs}; a claim part that needs "
+            "another run is not judged."
+        )
+    return "".join(f'<p class="scale">{line}</p>' for line in lines)
+
+
 def write_claims(path: Path, header: dict, claims: list[ClaimResult]) -> Path:
     """claims.json: where the output came from (commit, command, suite, seeds), then every claim."""
     path.write_text(json.dumps(header | {"claims": [c.to_dict() for c in claims]}, indent=1) + "\n")
@@ -178,6 +200,7 @@ def write_report(path: Path, header: dict, sections: list[Section], claims: list
             else ""
         )
         + "</p>",
+        _selection(header),
         f'<p class="scale">{html.escape(SCALE.get(suite, ""))}</p>',
         "<p>Claims: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".</p>",
         "<h2>Claims</h2>",

@@ -1,7 +1,7 @@
 """Suites of experiments: train every run (skipping finished ones), analyse, write the report.
 
-An experiment names its runs per suite (smoke | quick | paper: the same recipes with other
-numbers) and turns finished run directories into a report section with figures, tables and
+An experiment names its runs per suite (smoke | quick | mid | paper: the same recipes with
+other numbers) and turns finished run directories into a report section with figures, tables and
 claims (`symgen.experiments.types`). Runs of all selected experiments are trained first — side by
 side with `--jobs N` — then each experiment analyses its own.
 """
@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
@@ -22,6 +22,7 @@ import click
 from symgen.config import ExperimentConfig, resolve
 from symgen.errors import UserError, writable_dir
 from symgen.experiments.claims import Claim, ClaimResult, merge_seeds
+from symgen.experiments.plan import last_wins
 from symgen.experiments.provenance import stamp
 from symgen.experiments.registry import default_claims, select
 from symgen.experiments.report import write_claims, write_report
@@ -155,7 +156,48 @@ def train_all(runs: list[RunSpec], run_root: Path, jobs: int, progress: bool) ->
             click.echo(f"[{i}/{len(todo)}] {name} finished", err=True)
 
 
-DEFAULT_SEEDS = {"smoke": 1, "quick": 1, "paper": 3}
+@dataclass(frozen=True)
+class Selection:
+    """What one invocation changes in the runs of the experiments it asks for: `--runs` (only these
+    runs are trained and analysed; empty: all) and `--set` (overrides applied to every run, after
+    its runs.yaml overrides)."""
+
+    runs: tuple[str, ...] = ()
+    sets: tuple[str, ...] = ()
+
+    def apply(self, runs: list[RunSpec]) -> list[RunSpec]:
+        chosen = [r for r in runs if not self.runs or r.name in self.runs]
+        return (
+            [replace(r, overrides=last_wins([*r.overrides, *self.sets])) for r in chosen]
+            if self.sets
+            else chosen
+        )
+
+    def check(self, suite: str, experiments: list[Experiment]) -> None:
+        """Refuse an override that is no KEY=VALUE, a run name no chosen experiment has, and a run
+        whose prerequisite run (`after`, `extends`) is left out."""
+        for item in self.sets:
+            if "=" not in item or not item.split("=", 1)[0].strip():
+                raise UserError(f"--set {item!r}: expected KEY=VALUE, e.g. train.steps=300")
+        if not self.runs:
+            return
+        specs = {r.name: r for exp in experiments for r in exp.runs(suite)}
+        unknown = [n for n in self.runs if n not in specs]
+        if unknown:
+            raise UserError(f"--runs {unknown[0]!r}: runs of the chosen experiments are {', '.join(specs)}")
+        for name in self.runs:
+            missing = [dep for dep in needs(specs[name]) if dep not in self.runs]
+            if missing:
+                raise UserError(f"--runs: run {name} starts from run {missing[0]}; name it too")
+
+    def header(self) -> dict[str, list[str]]:
+        """What claims.json's header records of the selection (nothing when there is none)."""
+        return ({"set": list(self.sets)} if self.sets else {}) | (
+            {"runs": list(self.runs)} if self.runs else {}
+        )
+
+
+DEFAULT_SEEDS = {"smoke": 1, "quick": 1, "mid": 1, "paper": 3}
 
 
 def seeded(runs: list[RunSpec], n_seeds: int) -> list[RunSpec]:
@@ -197,15 +239,25 @@ def relative_evidence(items: list[str], out: Path, figure_dir: Path) -> list[str
 
 
 def analyze_experiment(
-    exp: Experiment, suite: str, runs: list[RunSpec], out: Path
+    exp: Experiment, suite: str, runs: list[RunSpec], out: Path, left_out: tuple[str, ...] = ()
 ) -> tuple[Section, dict[str, ClaimResult]]:
     """One experiment analysed at every seed of the suite: its section (tables merged over seeds) and
-    its claims, each merged over the seeds part by part."""
+    its claims, each merged over the seeds part by part. `left_out` names its runs that `--runs` did
+    not train: an analysis that cannot do without one reports that, instead of failing the suite."""
     by_seed: dict[str, dict[int, Claim]] = {}
     seed_sections: dict[int, Section] = {}
     for seed, run_dirs in seed_views(runs, out / "runs").items():
         where = out / "figures" if seed in (None, 0) else out / "figures" / f"seed-{seed}"
-        section = exp.analyze(suite, run_dirs, where)
+        try:
+            section = exp.analyze(suite, run_dirs, where)
+        except (KeyError, FileNotFoundError) as e:
+            if not left_out:
+                raise
+            why = f"{type(e).__name__}: {e}"
+            text = (
+                f"Not analysed: its analysis needs runs that --runs left out ({', '.join(left_out)}; {why})."
+            )
+            return Section(exp.title, [text]), {}
         for claim in section.claims:
             claim.evidence = relative_evidence(claim.evidence, out, where)
             by_seed.setdefault(claim.id, {})[seed or 0] = claim
@@ -227,35 +279,43 @@ def run_suite(
     progress: bool = True,
     seeds: int | None = None,
     command: str = "",
+    selection: Selection = Selection(),
 ) -> Path:
     started = time.time()
     chosen = select(suite, only)  # refuses an unknown suite first
+    selection.check(suite, chosen)
     n_seeds = DEFAULT_SEEDS[suite] if seeds is None else seeds
     if n_seeds < 1:
         raise UserError(f"--seeds {n_seeds}: at least 1")
     writable_dir(out)
     run_root, figure_dir = out / "runs", out / "figures"
+    # with --runs, an asked experiment none of whose runs is named is left out (one without runs stays)
+    asked = {
+        e.name for e in chosen if not selection.runs or selection.apply(e.runs(suite)) or not e.runs(suite)
+    }
 
     def runs_of(exp: Experiment) -> list[RunSpec]:
-        return seeded(exp.runs(suite), n_seeds)
+        """An asked experiment's runs as this invocation trains them; another's as its runs.yaml has them."""
+        return seeded(selection.apply(exp.runs(suite)) if exp.name in asked else exp.runs(suite), n_seeds)
 
     # experiments may analyse each other's runs: a run named twice is trained once
-    all_runs = list({r.name: r for exp in chosen for r in runs_of(exp)}.values())
+    all_runs = list({r.name: r for exp in chosen if exp.name in asked for r in runs_of(exp)}.values())
     train_all(all_runs, run_root, jobs, progress)
     figure_dir.mkdir(parents=True, exist_ok=True)
 
     # the report also covers the suite's other experiments whose runs all finished here before
-    names = {exp.name for exp in chosen}
     reported = [
         exp
         for exp in select(suite, None)
-        if exp.name in names or (exp.report_unasked and done_here(runs_of(exp), run_root))
+        if exp.name in asked or (exp.report_unasked and done_here(runs_of(exp), run_root))
     ]
     all_runs = list({r.name: r for exp in reported for r in runs_of(exp)}.values())
     claims = default_claims()
     sections = []
     for exp in reported:
-        section, judged = analyze_experiment(exp, suite, runs_of(exp), out)
+        trained = {r.name for r in runs_of(exp)}
+        left_out = tuple(r.name for r in exp.runs(suite) if r.name not in trained)
+        section, judged = analyze_experiment(exp, suite, runs_of(exp), out, left_out)
         sections.append(section)
         claims |= judged
     train_seconds = sum(read_summary(d)["train_seconds"] for r in all_runs for d in r.run_dirs(run_root))
@@ -269,6 +329,21 @@ def run_suite(
         seeds=list(range(n_seeds)),
         experiments=[exp.name for exp in reported],
         timing=timing,
+        **selection.header(),
     )
     write_claims(out / "claims.json", header, list(claims.values()))
     return write_report(out / "report.html", header, sections, list(claims.values()))
+
+
+def list_plan(suite: str, only: str | None, selection: Selection = Selection()) -> str:
+    """The suite's experiments and runs (name, recipe, overrides) as this invocation would train them."""
+    chosen = select(suite, only)
+    selection.check(suite, chosen)
+    lines = []
+    for exp in chosen:
+        runs = selection.apply(exp.runs(suite))
+        if selection.runs and not runs and exp.runs(suite):
+            continue
+        lines.append(f"{exp.name}\t{exp.title}")
+        lines += [f"  {run.name}\t{run.recipe} {' '.join(run.overrides)}".rstrip() for run in runs]
+    return "\n".join(lines)

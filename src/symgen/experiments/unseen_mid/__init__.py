@@ -1,0 +1,1 @@
+"""Paper A at mid scale (d = 128), and steps to leave the rule-choice plateau against width."""
