@@ -76,12 +76,3 @@ def default_claims() -> dict[str, ClaimResult]:
 def measured_by(cid: str) -> str:
     """The experiment that judges claim `cid` (what `--only` takes to measure it)."""
     return next((exp.name for exp in experiments() for s in exp.statements if s.id == cid), "")
-
-
-def list_suite(suite: str, only: str | None) -> str:
-    lines = []
-    for exp in select(suite, only):
-        lines.append(f"{exp.name}\t{exp.title}")
-        for run in exp.runs(suite):
-            lines.append(f"  {run.name}\t{run.recipe} {' '.join(run.overrides)}".rstrip())
-    return "\n".join(lines)
