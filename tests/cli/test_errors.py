@@ -53,16 +53,21 @@ def test_damaged_checkpoint_json_and_another_thread_count_give_one_line(tmp_path
     state.write_bytes(bytes(range(256)))
     assert_one_line_error(symgen("train", *args, "--resume"), "truncated or corrupt")
     state.write_text('{"step": 20}')
-    assert_one_line_error(symgen("train", *args, "--resume"), "truncated or corrupt", "no elapsed")
+    pair = (state.with_suffix(".safetensors").name, state.name)
+    assert_one_line_error(symgen("train", *args, "--resume"), "truncated or corrupt", "no elapsed", *pair)
     state.write_bytes(good)
     assert symgen("train", *args, "--resume").returncode == 0
 
 
-def test_truncated_checkpoint_gives_one_line(tmp_path: Path):
+def test_truncated_checkpoint_gives_one_line_naming_both_files_to_delete(tmp_path: Path):
     args = interrupted_run(tmp_path)
     ckpt = next((tmp_path / "run" / "checkpoints").glob("*.safetensors"))
     ckpt.write_bytes(ckpt.read_bytes()[:100])
-    assert_one_line_error(symgen("train", *args, "--resume"), "truncated or corrupt")
+    pair = (ckpt.name, ckpt.with_suffix(".json").name)
+    assert_one_line_error(symgen("train", *args, "--resume"), "truncated or corrupt", *pair)
+    for name in pair:  # the advice, followed: the run resumes (from step 0, its only checkpoint gone)
+        (ckpt.parent / name).unlink()
+    assert symgen("train", *args, "--resume").returncode == 0
 
 
 def test_recipes_lists_one_name_per_line():

@@ -160,3 +160,15 @@ def test_stacked_resume_says_where_each_seed_starts(tmp_path: Path):
     assert again.returncode == 0, again.stderr
     for seed in (0, 1):
         assert f"--resume: {tmp_path / 's' / f'seed-{seed}'} continues from step 20" in again.stderr
+
+
+def test_tensor_files_get_the_mode_of_every_other_file(tmp_path: Path):
+    """safetensors alone would write 0600; a run's weights are as readable as its config."""
+    import torch
+
+    from symgen.training.checkpoint import atomic_save_tensors, atomic_write_bytes
+
+    atomic_save_tensors(tmp_path / "w.safetensors", {"x": torch.zeros(2)})
+    atomic_write_bytes(tmp_path / "c.yaml", b"x: 1\n")
+    mode = (tmp_path / "c.yaml").stat().st_mode & 0o777
+    assert (tmp_path / "w.safetensors").stat().st_mode & 0o777 == mode
