@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from symgen.config import yaml_error
 from symgen.errors import UserError
 
 PLAN = "runs.yaml"
@@ -38,7 +39,7 @@ def _read(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as e:
-        raise UserError(f"{path} is not valid YAML: {str(e).splitlines()[0]}") from None
+        raise UserError(f"{path} is not valid YAML: {yaml_error(e)}") from None
     if not isinstance(data, dict):
         raise UserError(f"{path} must be a YAML mapping")
     return data
