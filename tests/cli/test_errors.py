@@ -22,7 +22,19 @@ def assert_one_line_error(result, *fragments: str) -> None:
         (["train", "no-such-recipe", "--out", "x"], ["no recipe 'no-such-recipe'"]),
         (["train", "reverse", "train.stepz=5", "--out", "x"], ["unknown key train.stepz"]),
         (["train", "reverse", "train.steps=many", "--out", "x"], ["train.steps: expected int"]),
-        (["reproduce", "--suite", "huge"], ["--suite 'huge'"]),
+        (["reproduce", "--suite", "huge"], ["'huge' is not one of 'smoke', 'quick', 'paper'"]),
+        (
+            ["reproduce", "--out", "x"],
+            ["reproduce: Missing option '--suite'. Choose from: smoke, quick, paper"],
+        ),
+        (["reproduce", "--suite", "smoke", "--jobs", "0"], ["'--jobs': 0 is not in the range x>=1"]),
+        (["data", "kg", "--setting", "nonsense", "--out", "x"], ["data kg: Invalid value for '--setting'"]),
+        (["data", "kg", "--setting", "depth"], ["data kg: Missing option '--out'", "symgen data kg --help"]),
+        (["tokens", "repair", "m", "--out", "x", "--method", "foo"], ["tokens repair: ", "'foo' is not one"]),
+        (["bench", "--stack", "x"], ["--stack 'x': give comma-separated integers, e.g. --stack 1,4,16"]),
+        (["bench", "--stack", "0,4"], ["--stack '0,4': every value must be >= 1"]),
+        (["train", "reverse", "--seeds", "0,x", "--out", "x"], ["--seeds '0,x'"]),
+        (["no-such-command"], ["No such command 'no-such-command'"]),
         (["data", "kg", "--setting", "systematic", "--entities", "0", "--out", "x"], ["entities"]),
         (["train", "reverse", "train.threads=-1", "--out", "x"], ["train.threads=-1 must be >= 0"]),
         (["train", "reverse", *TINY, "train.steps=2", "--out", "a-file/run"], ["cannot create the folder"]),
@@ -33,6 +45,7 @@ def test_bad_input_gives_one_line(tmp_path: Path, args, fragments):
     (tmp_path / "a-file").write_text("not a folder")
     result = symgen(*args, cwd=tmp_path)
     assert_one_line_error(result, *fragments)
+    assert result.stderr.startswith("symgen: error: ")
     assert result.returncode == 2 and (tmp_path / "a-file").read_text() == "not a folder"
 
 

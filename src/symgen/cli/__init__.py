@@ -73,15 +73,26 @@ def _report_done(out: Path, summary: dict) -> None:
         click.echo(f"done ({out}): {summary['steps']} steps in {summary['train_seconds']:.1f}s; {final}")
 
 
+# the suites of symgen.experiments.types.SUITES (not imported here: `symgen --help` stays fast)
+SUITES = ("smoke", "quick", "paper")
+
+
 @app.command()
 @click.option(
-    "--suite", default="quick", show_default=True, help="smoke (minutes, for tests) | quick | paper."
+    "--suite",
+    type=click.Choice(SUITES),
+    required=True,
+    help="smoke (minutes, checks the plumbing) | quick (about 3 h on 2 CPU cores) | paper (a GPU).",
 )
 @click.option("--out", type=click.Path(path_type=Path), default=Path("repro"), show_default=True)
 @click.option("--only", default=None, help="Comma-separated experiment names to run.")
 @click.option("--list", "list_", is_flag=True, help="List the suite's experiments and runs; run nothing.")
 @click.option(
-    "--jobs", default=1, show_default=True, help="Runs trained side by side (one thread each when > 1)."
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Runs trained side by side (one thread each when > 1).",
 )
 @click.option("--progress/--no-progress", default=True, help="Show progress bars.")
 @click.option(
@@ -146,9 +157,7 @@ def bench(
     if threads < 1:
         raise UserError(f"--threads {threads}: must be >= 1")
     torch.set_num_threads(threads)
-    counts = parse_seeds(stack) if stack.strip() else []
-    if 0 in counts:
-        raise UserError("--stack: seed counts must be >= 1")
+    counts = parse_seeds(stack, "--stack", "1,4,16", least=1) if stack.strip() else []
     names = [s.strip() for s in sizes.split(",") if s.strip()]
     result = benchmark(names, rounds=rounds, steps=steps, stack=counts, device=device)
     text = json.dumps(result, indent=1)
@@ -169,17 +178,31 @@ def _add_groups() -> None:
 _add_groups()
 
 
+def usage_line(e: click.UsageError) -> str:
+    """A usage error as one line: the command, Click's message, and where its help is."""
+    message = " ".join(e.format_message().split())  # Click lists choices on lines of their own
+    command = e.ctx.command_path if e.ctx is not None else "symgen"
+    where = command.removeprefix("symgen").strip()
+    return f"{where}: {message} (see '{command} --help')" if where else f"{message} (see '{command} --help')"
+
+
 def main() -> None:
     try:
-        code = app.main(standalone_mode=False)
+        code = app.main(prog_name="symgen", standalone_mode=False)
     except UserError as e:
         print(f"symgen: error: {e}", file=sys.stderr)
         sys.exit(2)
     except (click.exceptions.Abort, KeyboardInterrupt):
         print("symgen: interrupted", file=sys.stderr)
         sys.exit(130)
-    except click.ClickException as e:
+    except click.exceptions.NoArgsIsHelpError as e:  # `symgen`, `symgen data`: the help is the answer
         e.show()
+        sys.exit(e.exit_code)
+    except click.UsageError as e:  # Click's own would take 3-5 lines: usage, a hint, a blank, the error
+        print(f"symgen: error: {usage_line(e)}", file=sys.stderr)
+        sys.exit(2)
+    except click.ClickException as e:
+        print(f"symgen: error: {' '.join(e.format_message().split())}", file=sys.stderr)
         sys.exit(e.exit_code)
     except OSError as e:  # a path the user gave that cannot be read or written (full disk, permissions)
         print(f"symgen: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
