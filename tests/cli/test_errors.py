@@ -88,3 +88,28 @@ def test_recipes_lists_one_name_per_line():
     assert result.returncode == 0
     names = [line.split("\t")[0] for line in result.stdout.splitlines()]
     assert "reverse" in names and all(" " not in n for n in names)
+
+
+def test_ctrl_c_closes_the_progress_bar_then_says_how_to_continue(tmp_path: Path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    run = tmp_path / "run"
+    cmd = [sys.executable, "-m", "symgen", "train", "reverse", *TINY, "train.steps=100000", "--out", str(run)]
+    env = os.environ | {"OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not list(run.glob("checkpoints/*.json")):
+        assert proc.poll() is None and time.time() < deadline, "no checkpoint before the deadline"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)  # what Ctrl-C sends
+    stderr = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 130
+    # the progress bar (drawn with carriage returns) is closed before the last line, never after it
+    last = stderr.rstrip("\n").split("\n")[-1]
+    assert "\r" not in last and stderr.endswith(last + "\n"), stderr[-300:]
+    assert last.startswith("symgen: interrupted; the same command with --resume continues from the last ")
+    assert last.endswith(")") and "checkpoint (step " in last

@@ -4,11 +4,38 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from symgen.errors import UserError
+
+
+def _no_hint() -> str:
+    return ""
+
+
+def _rerun_hint() -> str:
+    return (
+        "running the same command again continues: finished runs are kept, and an unfinished one goes "
+        "on from its last checkpoint"
+    )
+
+
+# what the running command says after "symgen: interrupted" (Ctrl-C): how to continue its work
+interrupt_hint: Callable[[], str] = _no_hint
+
+
+def _resume_hint(run_dirs: list[Path]) -> Callable[[], str]:
+    def hint() -> str:
+        from symgen.training.checkpoint import list_checkpoints
+
+        last = min((list_checkpoints(d / "checkpoints") or [0])[-1] for d in run_dirs)
+        where = f"step {last}" if last else "none written yet: step 0"
+        return f"the same command with --resume continues from the last checkpoint ({where})"
+
+    return hint
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -52,9 +79,12 @@ def train(
     from symgen.training.run import train_run
     from symgen.training.stacked import train_seeds
 
+    global interrupt_hint
     cfg = resolve(recipe, list(overrides))
+    interrupt_hint = _resume_hint([out])
     if seeds is not None:
         seed_list = parse_seeds(seeds)
+        interrupt_hint = _resume_hint([out / f"seed-{seed}" for seed in seed_list])
         summaries = train_seeds(cfg, seed_list, out, resume, progress)
         for seed, summary in zip(seed_list, summaries, strict=True):
             _report_done(out / f"seed-{seed}", summary)
@@ -112,9 +142,11 @@ def reproduce(
     from symgen.experiments.registry import list_suite
     from symgen.experiments.suite import run_suite
 
+    global interrupt_hint
     if list_:
         click.echo(list_suite(suite, only))
         return
+    interrupt_hint = _rerun_hint
     report = run_suite(
         suite, out, only=only, jobs=jobs, progress=progress, seeds=seeds, command=command_line()
     )
@@ -193,7 +225,8 @@ def main() -> None:
         print(f"symgen: error: {e}", file=sys.stderr)
         sys.exit(2)
     except (click.exceptions.Abort, KeyboardInterrupt):
-        print("symgen: interrupted", file=sys.stderr)
+        hint = interrupt_hint()
+        print("symgen: interrupted" + (f"; {hint}" if hint else ""), file=sys.stderr)
         sys.exit(130)
     except click.exceptions.NoArgsIsHelpError as e:  # `symgen`, `symgen data`: the help is the answer
         e.show()

@@ -102,18 +102,18 @@ class StackedTrainer:
             lane.start()
         self.model.train()
         first = min(lane.step for lane in self.lanes)
-        bar = progress_bar(self.lanes[0].cfg.train.steps, first, self.progress)
-        while any(lane.running for lane in self.lanes):
-            start = time.perf_counter()
-            self.train_step()
-            seconds = time.perf_counter() - start
-            logged = [lane.end_step(seconds) for lane in self.lanes if lane.running]
-            if any(logged):
-                running = [lane for lane in self.lanes if lane.running]
-                shown = running[0].bar_postfix if running else {}
-                bar.set_postfix(seeds=len(running), **shown, refresh=False)
-            bar.update(1)
-        bar.close()
+        # closed on Ctrl-C too, so that no bar is drawn after the message that ends the command
+        with progress_bar(self.lanes[0].cfg.train.steps, first, self.progress) as bar:
+            while any(lane.running for lane in self.lanes):
+                start = time.perf_counter()
+                self.train_step()
+                seconds = time.perf_counter() - start
+                logged = [lane.end_step(seconds) for lane in self.lanes if lane.running]
+                if any(logged):
+                    running = [lane for lane in self.lanes if lane.running]
+                    shown = running[0].bar_postfix if running else {}
+                    bar.set_postfix(seeds=len(running), **shown, refresh=False)
+                bar.update(1)
 
 
 def train_seeds(
