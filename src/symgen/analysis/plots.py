@@ -51,6 +51,7 @@ def smallest_text_px(fig: plt.Figure) -> float:
 def legible(fig: plt.Figure) -> None:
     """Raise every text of `fig` that the report would draw below MIN_TEXT_PX to that size."""
     least = MIN_TEXT_PX * 72 / (DPI * shown_scale(fig))
+    fig.canvas.draw()  # makes every text, tick labels included, that the saved figure will hold
     for text in fig.findobj(Text):
         if text.get_text().strip() and text.get_fontsize() < least:
             text.set_fontsize(least)
