@@ -263,6 +263,6 @@ def test_the_depth_table_gives_each_hop_count_its_own_column(tmp_path: Path):
         line = {"step": 10, "eval/curriculum/learnable_depth": 2, "layer_passes": 20}
         (run / "metrics.jsonl").write_text(json.dumps(line) + "\n")
         runs[run.name] = run
-    (table,) = KGDepthExperiment().analyze("quick", runs, tmp_path / "figures").tables
-    assert table.headers[-3:] == ["hop 2", "hop 3", "hop 4"]
-    assert [row[-3:] for row in table.rows] == [[0.86, 0.24, "—"], [0.9, 0.5, 0.1]]
+    _, per_hop = KGDepthExperiment().analyze("quick", runs, tmp_path / "figures").tables
+    assert per_hop.headers == ["run", "hop 2", "hop 3", "hop 4"]
+    assert per_hop.rows == [["kg-depth-r1", 0.86, 0.24, "—"], ["kg-depth-r2", 0.9, 0.5, 0.1]]
