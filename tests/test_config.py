@@ -83,6 +83,10 @@ def test_base_named_like_its_own_file_is_the_builtin(tmp_path):
         ({"a.yaml": "base: b\n", "b.yaml": "base: a\n"}, "base chain loops \\(a -> b -> a\\)"),
         ({"a.yaml": "base: [reverse]\n"}, "base must be a recipe name"),
         ({"a.yaml": "base: missing.yaml\n"}, "missing.yaml does not exist"),
+        # the recipe that names a missing base is named, also deep in a chain
+        ({"a.yaml": "base: b\n", "b.yaml": "base: nope\n"}, "recipe .*b.yaml: base: no recipe 'nope'"),
+        ({"a.yaml": "task:\n  name: reverse\n   bad: 1\n"}, "not valid YAML: .* at line 3, column 7"),
+        ({"a.yaml": "model: {d_model: 3\n"}, "not valid YAML: expected ',' or '}'.* at line 2, column 1"),
     ],
 )
 def test_bad_base_is_refused(tmp_path, files, message):

@@ -177,6 +177,8 @@ def test_b53_is_judged_under_both_protocols():
         "until the curriculum stalls (cap 480,000 layer passes)",
     ]
     assert "ended by the cap, not a stall" in claim.parts[2].measured  # a capped depth is only a floor
+    for part in claim.parts:  # each part states its bar: what learnable depth is, and when a run counts
+        assert "curriculum threshold" in part.text and "learnable depth ≥ 2" in part.text
     assert "trains each R until its curriculum stalls" in claim.note
 
 
@@ -248,3 +250,19 @@ def test_quick_depth_runs_share_one_budget_per_protocol_and_test_beyond_the_curr
         assert cfg.model.n_loops == equal[name].model.n_loops and cfg.train.loops == equal[name].train.loops
         layers_per_step = cfg.model.n_layers * cfg.model.n_loops
         assert cfg.train.loops == "poisson" or cfg.train.steps * layers_per_step >= 320000  # the cap binds
+
+
+def test_the_depth_table_gives_each_hop_count_its_own_column(tmp_path: Path):
+    runs = {}
+    for r, accuracies in ((1, {2: 0.86, 3: 0.24}), (2, {2: 0.9, 3: 0.5, 4: 0.1})):
+        run = write_depth_run(tmp_path / f"kg-depth-r{r}", [f"model.n_loops={r}"], 2)
+        summary = json.loads((run / "summary.json").read_text())
+        summary["final"] = {f"eval/hop_{k}/accuracy": a for k, a in accuracies.items()}
+        summary["final"]["eval/hop_2/accuracy@r4"] = 1.0  # a grid entry, not a hop count of its own
+        (run / "summary.json").write_text(json.dumps(summary))
+        line = {"step": 10, "eval/curriculum/learnable_depth": 2, "layer_passes": 20}
+        (run / "metrics.jsonl").write_text(json.dumps(line) + "\n")
+        runs[run.name] = run
+    _, per_hop = KGDepthExperiment().analyze("quick", runs, tmp_path / "figures").tables
+    assert per_hop.headers == ["run", "hop 2", "hop 3", "hop 4"]
+    assert per_hop.rows == [["kg-depth-r1", 0.86, 0.24, "—"], ["kg-depth-r2", 0.9, 0.5, 0.1]]

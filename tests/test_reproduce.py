@@ -65,6 +65,29 @@ def test_list_names_experiments_and_runs():
     assert "implicit-horn" in names
 
 
+def test_list_shows_each_run_once_with_its_sets_by_name():
+    from symgen.experiments.registry import list_suite
+
+    text = list_suite("smoke", None)
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 110
+    # a shared set's overrides once in the whole listing, its name at every run that takes it
+    assert text.count("task.n_unseen=12") == 1
+    assert "    unseen-copy-seen12" in text and "horn-copy [horn-smoke] task.n_seen=12" in text
+    # a run another experiment listed first is named there, not repeated
+    ablation = lines[lines.index(next(line for line in lines if line.startswith("unseen-ablation\t"))) :]
+    assert any(line.split() == ["unseen-standard", "listed", "under", "unseen"] for line in ablation)
+    assert text.count("listed under kg-systematic") == 4  # kg-inside's four systematic runs
+    assert text.count("kg-systematic-looped [smoke, kg-smoke-training]") == 2  # R = 2 and R = 4, once each
+
+
+def test_the_command_line_offers_the_suites_there_are():
+    from symgen.cli import SUITES as OFFERED
+    from symgen.experiments.types import SUITES
+
+    assert OFFERED == SUITES
+
+
 def test_a_claim_holds_only_if_it_holds_in_every_seed(tmp_path: Path):
     out = tmp_path / "repro"
     args = ["reproduce", "--suite", "smoke", "--only", "kg-systematic", "--seeds", "2", "--out", str(out)]

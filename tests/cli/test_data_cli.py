@@ -22,10 +22,42 @@ def test_horn_data_written_checks_out_and_a_flipped_label_is_caught(tmp_path: Pa
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n".join(lines) + "\n")
     result = symgen("data", "check", str(bad))
-    assert result.returncode == 1 and "line 5" in result.stderr and len(result.stderr.splitlines()) == 1
-    (out / "test_all_seen.jsonl").write_text("\n".join(lines) + "\n")
+    assert (
+        result.returncode == 1 and f"{bad}:5: label" in result.stderr and len(result.stderr.splitlines()) == 1
+    )
+    seen = out / "test_all_seen.jsonl"
+    kept = seen.read_text()
+    seen.write_text("\n".join(line.replace('"scenario":"train"', '"scenario":"all_seen"') for line in lines))
     result = symgen("data", "check", str(out))
-    assert result.returncode == 1 and "test_all_seen.jsonl line 5" in result.stderr
+    assert result.returncode == 1 and f"{seen}:5: label" in result.stderr
+
+    # train.jsonl copied in as a test file: its records say they are training records
+    seen.write_text((out / "train.jsonl").read_text())
+    assert one_line(symgen("data", "check", str(out))) == (
+        f"symgen: invalid: {seen}:1: field 'scenario' is 'train', but test_all_seen.jsonl holds 'all_seen' "
+        "records"
+    )
+    assert f"{seen}:1: field 'scenario'" in one_line(symgen("data", "check", str(seen)))
+    seen.write_text(kept)
+
+    (out / "test_query_unseen.jsonl").unlink()
+    missing = symgen("data", "check", str(out))
+    assert missing.returncode == 1 and one_line(missing) == (
+        f"symgen: invalid: {out} is missing test_query_unseen.jsonl: a Horn dataset holds train.jsonl, "
+        "test_all_seen.jsonl, test_query_unseen.jsonl, test_all_unseen.jsonl, vocab.json (as `symgen data "
+        "horn` writes them)"
+    )
+
+
+def test_a_malformed_line_gives_the_whole_json_error_with_file_and_line(tmp_path: Path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"rules": "a\tb"}\n')
+    result = symgen("data", "check", str(bad))
+    assert result.returncode == 1
+    assert (
+        one_line(result)
+        == f"symgen: invalid: {bad}:1: not valid JSON: Invalid control character at: column 13"
+    )
 
 
 def one_line(result) -> str:

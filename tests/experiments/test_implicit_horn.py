@@ -216,6 +216,16 @@ def test_c3_reads_halting_iterations_against_depth_per_looped_model():
     assert outcomes(claim) == [PASS, NOT_JUDGED] and DYNAMIC_RUN in claim.parts[1].measured
 
 
+def test_each_claim_names_as_evidence_the_runs_its_parts_read():
+    runs = c1_runs() | {LEARNED_RUN: fake_run(LEARNED_RUN, EXTRAPOLATES, 4)}
+    evidence = {c.id: set(c.evidence) for c in (claim_c1(runs), claim_c2(runs), claim_c3(runs))}
+    assert evidence == {
+        "C1": {LOOPED_RUN, DYNAMIC_RUN, DEEP_RUN, VANILLA_RUN},
+        "C2": {LOOPED_RUN, LEARNED_RUN},
+        "C3": {LOOPED_RUN, DYNAMIC_RUN},
+    }
+
+
 def test_reached_is_the_deepest_depth_with_every_shallower_one_above_the_bar():
     assert reached({1: 1, 2: 0.9, 3: 0.7, 4: 0.9}, 0.75) == 2
     assert reached({1: 0.7, 2: 0.9}, 0.75) == 0

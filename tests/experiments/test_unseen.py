@@ -91,6 +91,9 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     )  # as trained, re-drawn
     assert [row[0] for row in section.tables[1].rows] == names  # the diagnostics, row for row
     assert [row[0] for row in section.tables[2].rows] == [20]  # the copy run's own n_seen (smoke task here)
+    # one n_seen draws no curve: no figure, and the table says so
+    assert "no figure" in section.tables[2].caption
+    assert not any(f.name == "unseen_diversity.png" for f in section.figures)
     roles = section.tables[3]
     assert len(roles.rows) == 2 * len(method_runs(runs_of_quick(tmp_path))) and roles.headers[2:] == list(
         TARGET_ROLES

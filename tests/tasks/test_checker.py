@@ -116,18 +116,37 @@ def test_check_file(tmp_path):
 
     flipped = tmp_path / "flipped.jsonl"
     flipped.write_text("\n".join(json.dumps(r) for r in [record(), record(label=False), record()]) + "\n")
-    with pytest.raises(UserError, match=r"line 2: label"):
+    with pytest.raises(UserError, match=r"flipped.jsonl:2: label"):
         checker.check_file(flipped)
 
     bad_json = tmp_path / "bad.jsonl"
     bad_json.write_text(json.dumps(record()) + "\n{not json\n")
-    with pytest.raises(UserError, match=r"line 2: not valid JSON"):
+    with pytest.raises(UserError, match=r"bad.jsonl:2: not valid JSON"):
         checker.check_file(bad_json)
 
     missing = tmp_path / "missing.jsonl"
     missing.write_text(json.dumps({k: v for k, v in record().items() if k != "depth"}) + "\n")
-    with pytest.raises(UserError, match=r"line 1: missing field 'depth'"):
+    with pytest.raises(UserError, match=r"missing.jsonl:1: missing field 'depth'"):
         checker.check_file(missing)
 
     with pytest.raises(UserError, match="cannot read"):
         checker.check_file(tmp_path / "nope.jsonl")
+
+
+def test_check_file_gives_the_whole_json_error_with_file_and_line(tmp_path):
+    control = tmp_path / "control.jsonl"
+    control.write_text(json.dumps(record()) + '\n{"rules": "a\tb"}\n')  # a raw tab inside a string
+    with pytest.raises(UserError) as caught:
+        checker.check_file(control)
+    assert str(caught.value) == f"{control}:2: not valid JSON: Invalid control character at: column 13"
+
+
+def test_check_file_wants_every_record_of_the_scenario_its_file_holds(tmp_path):
+    path = tmp_path / "test_all_seen.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in [record(), record(scenario="train")]) + "\n")
+    assert checker.check_file(path) == 2  # no scenario asked: any
+    with pytest.raises(UserError) as caught:
+        checker.check_file(path, "all_seen")
+    assert str(caught.value) == (
+        f"{path}:2: field 'scenario' is 'train', but test_all_seen.jsonl holds 'all_seen' records"
+    )

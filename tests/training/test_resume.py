@@ -114,3 +114,61 @@ def test_a_finished_run_extended_under_resume_equals_one_trained_at_the_larger_b
         "train", "kg-depth-curriculum", *depth, *large, "train.lr=0.01", "--out", str(grown), "--resume"
     )
     assert other.returncode == 2 and "train.lr" in other.stderr
+
+
+def test_resume_says_where_it_starts(tmp_path: Path):
+    """--resume names the step it continues from, or says why it starts from step 0."""
+    args = ["reverse", *TINY, "--no-progress", "--resume"]
+
+    def note(result: subprocess.CompletedProcess) -> str:
+        assert result.returncode == 0, result.stderr
+        (line,) = [line for line in result.stderr.splitlines() if line.startswith("--resume")]
+        return line
+
+    missing = tmp_path / "mistyped"
+    fresh = note(symgen("train", *args, "train.steps=10", "--out", str(missing)))
+    assert fresh == f"--resume: nothing to resume in {missing}: no run there, the folder does not exist; " + (
+        "starting from step 0"
+    )
+    (tmp_path / "empty").mkdir()
+    empty = note(symgen("train", *args, "train.steps=10", "--out", str(tmp_path / "empty")))
+    assert "no run there; starting from step 0" in empty
+
+    (missing / "summary.json").unlink()  # killed after 10 steps, before its first checkpoint at 20
+    early = note(symgen("train", *args, "train.steps=10", "--out", str(missing)))
+    assert "no checkpoint yet, the run stopped before step 20 (train.checkpoint_every)" in early
+    assert early.endswith("starting from step 0")
+
+    run = tmp_path / "run"
+    assert symgen("train", *args, "train.steps=40", "--out", str(run)).returncode == 0
+    (run / "summary.json").unlink()
+    assert note(symgen("train", *args, "train.steps=40", "--out", str(run))) == (
+        f"--resume: {run} continues from step 20 (its last checkpoint)"
+    )
+
+
+def test_stacked_resume_says_where_each_seed_starts(tmp_path: Path):
+    args = ["reverse", *TINY, "task.n_symbols=200", "task.min_len=4", "train.steps=40", "--seeds", "0,1"]
+    args += ["--out", str(tmp_path / "s"), "--no-progress", "--resume"]
+    first = symgen("train", *args)
+    assert first.returncode == 0, first.stderr
+    assert f"--resume: nothing to resume in {tmp_path / 's'}: no run there" in first.stderr
+    assert first.stderr.count("--resume") == 1  # one line for the stacked run, not one per seed
+    for seed in (0, 1):
+        (tmp_path / "s" / f"seed-{seed}" / "summary.json").unlink()
+    again = symgen("train", *args)
+    assert again.returncode == 0, again.stderr
+    for seed in (0, 1):
+        assert f"--resume: {tmp_path / 's' / f'seed-{seed}'} continues from step 20" in again.stderr
+
+
+def test_tensor_files_get_the_mode_of_every_other_file(tmp_path: Path):
+    """safetensors alone would write 0600; a run's weights are as readable as its config."""
+    import torch
+
+    from symgen.training.checkpoint import atomic_save_tensors, atomic_write_bytes
+
+    atomic_save_tensors(tmp_path / "w.safetensors", {"x": torch.zeros(2)})
+    atomic_write_bytes(tmp_path / "c.yaml", b"x: 1\n")
+    mode = (tmp_path / "c.yaml").stat().st_mode & 0o777
+    assert (tmp_path / "w.safetensors").stat().st_mode & 0o777 == mode

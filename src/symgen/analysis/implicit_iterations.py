@@ -27,7 +27,7 @@ import matplotlib.pyplot as plt
 import torch
 import yaml
 
-from symgen.analysis.plots import heatmap_figure, save
+from symgen.analysis.plots import COLOURS, WIDTH, heatmap_figure, legend_below, legend_rows, save
 from symgen.errors import UserError
 from symgen.models.transformer import Transformer
 from symgen.tasks.base import IGNORE
@@ -189,28 +189,32 @@ def accuracy_heatmap(result: dict[str, Any], scenario: str, path: Path) -> Path:
 
 
 def curves_figure(result: dict[str, Any], scenario: str, path: Path, title: str = "") -> Path:
-    """Margin and ‖Δh‖ (and head-label accuracy, when trained) against r, one curve per depth; trained
-    depths solid, deeper ones dashed, the plain read-out's R marked."""
+    """Margin and ‖Δh‖ (and head-label accuracy, when trained) against r, one panel above the other,
+    one curve per depth; trained depths solid, deeper ones dashed, the plain read-out's R marked; the
+    depths' legend below the panels."""
     by_depth = result["scenarios"][scenario]
-    panels = [("margin", "answer margin (right − other logit)"), ("delta_h", "‖h_r − h_r−1‖ / ‖h_r−1‖")]
+    panels = [("margin", "answer margin\n(right − other logit)"), ("delta_h", "‖h_r − h_r−1‖ / ‖h_r−1‖")]
     if any(c["head_accuracy"] is not None for c in by_depth.values()):
         panels.append(("head_accuracy", "head-label accuracy"))
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.8))
+    labels = [f"depth {depth}" for depth in by_depth]
+    height = 2.6 * len(panels) + 0.8 + 0.22 * legend_rows(labels)
+    fig, axes = plt.subplots(len(panels), 1, figsize=(WIDTH, height), sharex=True, layout="constrained")
     for ax, (key, label) in zip(axes, panels, strict=True):
-        for depth, c in by_depth.items():
+        for index, (depth, c) in enumerate(by_depth.items()):
             if c[key] is None:
                 continue
             first = 2 if key == "delta_h" else 1
             style = "-" if depth <= result["trained_depth"] else "--"
-            ax.plot(range(first, first + len(c[key])), c[key], style, lw=1.4, label=f"depth {depth}")
+            steps = range(first, first + len(c[key]))
+            ax.plot(steps, c[key], style, color=COLOURS[index % len(COLOURS)], lw=1.4, label=f"depth {depth}")
         ax.axvline(result["own_r"], color="gray", ls=":", lw=1)
         if key == "margin":
             ax.axhline(0, color="black", lw=0.6)
-        ax.set_xlabel("inference iterations r")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=7)
-    fig.suptitle(title or f"{result['run']} (R = {result['train_loops']}, dotted), {scenario}", fontsize=9)
+    axes[-1].set_xlabel("inference iterations r")
+    legend_below(fig)
+    fig.suptitle(title or f"{result['run']} (R = {result['train_loops']}, dotted), {scenario}", fontsize=10)
     return save(fig, path)
 
 

@@ -1,23 +1,96 @@
-"""Small matplotlib helpers (Agg backend, no display): every figure is a PNG file."""
+"""Small matplotlib helpers (Agg backend, no display): every figure is a PNG file, legible where the
+report shows it.
+
+The report shows each figure at 49 % of its 1300 px page, SHOWN_PX wide, scaled down from the PNG's
+own width (never up). A figure one panel wide is WIDTH inches (704 px at DPI), so its text is drawn
+at 90 % of its size; `save` raises any text that would still be drawn smaller than MIN_TEXT_PX there.
+Curves differ in colour and, past ten (the colour cycle's length), in line style and marker too;
+past four curves the legend stands below the panel, off the data.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
 from matplotlib.ticker import MaxNLocator  # noqa: E402
+
+DPI = 110
+SHOWN_PX = 637  # a figure's width in the report: 49 % of a 1300 px page
+MIN_TEXT_PX = 10.0  # the smallest text a reader is asked to read there
+WIDTH = 6.4  # inches: a figure of one panel, or of panels stacked in a column
+COLOURS = plt.rcParams["axes.prop_cycle"].by_key()["color"]  # tab10: ten colours
+STYLES = ("-", "--", ":", "-.")
+MARKERS = ("o", "s", "^", "D")
+LEGEND_BELOW = 4  # past this many curves the legend stands below the panel
+
+
+def shown_scale(fig: plt.Figure) -> float:
+    """How much the report shrinks `fig` (1: shown at its own size)."""
+    return min(1.0, SHOWN_PX / (fig.get_figwidth() * DPI))
+
+
+def text_px(fig: plt.Figure, points: float) -> float:
+    """The height in report pixels of text of `points` in `fig`."""
+    return points * DPI / 72 * shown_scale(fig)
+
+
+def smallest_text_px(fig: plt.Figure) -> float:
+    """The smallest visible text of `fig`, in report pixels."""
+    sizes = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+    return text_px(fig, min(sizes)) if sizes else float("inf")
+
+
+def legible(fig: plt.Figure) -> None:
+    """Raise every text of `fig` that the report would draw below MIN_TEXT_PX to that size."""
+    least = MIN_TEXT_PX * 72 / (DPI * shown_scale(fig))
+    fig.canvas.draw()  # makes every text, tick labels included, that the saved figure will hold
+    for text in fig.findobj(Text):
+        if text.get_text().strip() and text.get_fontsize() < least:
+            text.set_fontsize(least)
 
 
 def save(fig: plt.Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    legible(fig)
+    if fig.get_layout_engine() is None:
+        fig.tight_layout()
+    fig.savefig(path, dpi=DPI)
     plt.close(fig)
     return path
+
+
+def curve_style(index: int, markers: bool = True) -> dict[str, Any]:
+    """The colour, line style and marker of the index-th curve: no two of the first 40 alike."""
+    colour, rest = index % len(COLOURS), index // len(COLOURS)
+    style = {"color": COLOURS[colour], "ls": STYLES[rest % len(STYLES)]}
+    return style | ({"marker": MARKERS[rest % len(MARKERS)]} if markers else {})
+
+
+def _columns(labels: Sequence[str], width: float, fontsize: float) -> int:
+    """Legend columns that fit `width` inches, from the longest label (about 0.55 em a character)."""
+    column = max(len(label) for label in labels) * 0.55 * fontsize + 40  # points: text and handle
+    return max(1, min(len(labels), int(width * 72 * 0.95 // column)))
+
+
+def legend_rows(labels: Sequence[str], fontsize: float = 8) -> int:
+    """Rows `legend_below` takes for `labels` in a figure WIDTH wide."""
+    return math.ceil(len(labels) / _columns(labels, WIDTH, fontsize))
+
+
+def legend_below(fig: plt.Figure, fontsize: float = 8) -> None:
+    """The legend of the figure's first panel under all its panels (layout "constrained"), in as many
+    columns as the longest label allows."""
+    handles, labels = fig.axes[0].get_legend_handles_labels()
+    ncol = _columns(labels, fig.get_figwidth(), fontsize)
+    fig.legend(handles, labels, loc="outside lower center", ncol=ncol, fontsize=fontsize, frameon=False)
 
 
 def line_figure(
@@ -29,12 +102,14 @@ def line_figure(
     vlines: dict[str, float] | None = None,
     ylim: tuple[float, float] | None = None,
 ) -> Path:
-    """One panel of named (x, y) curves, with optional labelled vertical markers. Past eight curves
-    the legend moves beside the panel, so it covers no curve."""
-    many = len(series) > 8
-    fig, ax = plt.subplots(figsize=(9.6 if many else 6.4, 3.8))
-    for label, (x, y) in series.items():
-        ax.plot(x, y, label=label, lw=1.6, marker="o" if len(x) <= 30 else None, ms=3)
+    """One panel of named (x, y) curves, with optional labelled vertical markers. Each curve has its
+    own colour, and past ten its own line style and marker too; past four curves the legend stands
+    below the panel, in columns, so it covers no curve."""
+    below = len(series) > LEGEND_BELOW
+    rows = legend_rows(list(series)) if below else 0
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.8 + 0.22 * rows), layout="constrained")
+    for index, (label, (x, y)) in enumerate(series.items()):
+        ax.plot(x, y, label=label, lw=1.6, ms=4, **curve_style(index, markers=len(x) <= 30))
     for label, x in (vlines or {}).items():
         ax.axvline(x, ls="--", lw=1, color="gray")
         ax.text(x, ax.get_ylim()[1], f" {label}", rotation=90, va="top", fontsize=8, color="gray")
@@ -50,9 +125,9 @@ def line_figure(
     if ylim:
         ax.set_ylim(*ylim)
     if title:
-        ax.set_title(title)
-    if many:
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        ax.set_title(title, fontsize=10)
+    if below:
+        legend_below(fig)
     elif len(series) > 1:
         ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
@@ -65,20 +140,33 @@ def histogram_figure(
     xlabel: str,
     title: str = "",
     bins: int = 60,
+    density: bool = True,
 ) -> Path:
-    """One panel per entry, each overlaying named distributions as density histograms."""
-    fig, axes = plt.subplots(1, len(panels), figsize=(6.0 * len(panels), 3.8), squeeze=False)
-    for ax, (name, series) in zip(axes[0], panels.items(), strict=True):
-        for label, values in series.items():
-            ax.hist(values, bins=bins, density=True, alpha=0.55, label=label)
+    """One panel per entry (two to a row), each overlaying named distributions as histograms
+    (densities, or counts), on its own x-range: a narrow distribution is not a spike beside a wide
+    one's range."""
+    columns = min(len(panels), 2)
+    rows = math.ceil(len(panels) / columns)
+    fig, axes = plt.subplots(
+        rows, columns, figsize=(WIDTH, 3.0 * rows + 0.4), squeeze=False, layout="constrained"
+    )
+    for ax, (name, series) in zip(axes.flat, panels.items(), strict=False):
+        for index, (label, values) in enumerate(series.items()):
+            ax.hist(values, bins=bins, density=density, alpha=0.55, label=label, color=COLOURS[index])
         ax.set_xlabel(xlabel)
-        ax.set_ylabel("density")
-        ax.set_title(name, fontsize=10)
-        ax.legend(fontsize=8)
+        ax.set_ylabel("density" if density else "count")
+        ax.set_title(name, fontsize=9)
+        if len(series) > 1:
+            ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
     if title:
-        fig.suptitle(title)
+        fig.suptitle(title, fontsize=10)
     return save(fig, path)
+
+
+HEATMAP_MARKS = (("red", "--"), ("white", ":"), ("orange", "-."))  # visible on every viridis cell
 
 
 def heatmap_figure(
@@ -91,12 +179,15 @@ def heatmap_figure(
     title: str = "",
     marks: dict[str, tuple[str, float]] | None = None,
 ) -> Path:
-    """Values in [0, 1] on a grid (rows bottom to top), annotated; `marks` draws labelled lines:
-    {label: ("v" | "h", position in cell units)}."""
+    """Values in [0, 1] on a grid (rows bottom to top), annotated; `marks` draws labelled lines, each
+    in its own colour and style, named in a legend below the grid: {label: ("v" | "h", position in
+    cell units)}."""
     import numpy as np
 
     values = np.asarray(grid, dtype=float)
-    fig, ax = plt.subplots(figsize=(1.0 + 0.55 * len(col_labels), 1.4 + 0.4 * len(row_labels)))
+    marks = marks or {}
+    size = (1.6 + 0.55 * len(col_labels), 1.6 + 0.4 * len(row_labels) + 0.22 * len(marks))
+    fig, ax = plt.subplots(figsize=size, layout="constrained")
     im = ax.imshow(values, aspect="auto", vmin=0, vmax=1, cmap="viridis", origin="lower")
     for (i, j), v in np.ndenumerate(values):
         if not np.isnan(v):
@@ -105,14 +196,14 @@ def heatmap_figure(
             )
     ax.set_xticks(range(len(col_labels)), col_labels)
     ax.set_yticks(range(len(row_labels)), row_labels)
-    for label, (kind, at) in (marks or {}).items():
+    for (label, (kind, at)), (colour, style) in zip(marks.items(), HEATMAP_MARKS * len(marks), strict=False):
         line = ax.axvline if kind == "v" else ax.axhline
-        line(at, color="red", ls="--", lw=1.2, label=label)
-    if marks:
-        ax.legend(fontsize=7, loc="upper right")
+        line(at, color=colour, ls=style, lw=2, label=label)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title, fontsize=9)
     fig.colorbar(im, ax=ax, label="accuracy")
+    if marks:  # below the grid, off its cells; a grey face shows the white line
+        fig.legend(loc="outside lower center", fontsize=7, facecolor="#bbbbbb", framealpha=1)
     return save(fig, path)

@@ -47,6 +47,7 @@ from symgen.analysis.pretrained_io import (
 )
 from symgen.errors import UserError
 from symgen.measures.rows import METHODS, new_rows
+from symgen.training.checkpoint import atomic_save_tensors
 
 # ---------------------------------------------------------------------------------------- geometry
 
@@ -234,7 +235,7 @@ def summary_lines(result: dict) -> list[str]:
 
 def _write_hf(ck: Checkpoint, out_dir: Path, ids: np.ndarray, new: dict[str, np.ndarray]) -> list[str]:
     from safetensors import safe_open
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import load_file
 
     shutil.copytree(ck.path, out_dir, dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     locations = hf_locations(ck.path)
@@ -263,7 +264,7 @@ def _write_hf(ck: Checkpoint, out_dir: Path, ids: np.ndarray, new: dict[str, np.
             t = sd[name].clone()
             t[index] = torch.from_numpy(targets[name]).to(t.dtype)
             sd[name] = t
-        save_file(sd, dest, metadata=meta)
+        atomic_save_tensors(dest, sd, meta)  # the umask's mode, as every other file
         written.append(dest.name)
     return written
 
@@ -271,8 +272,6 @@ def _write_hf(ck: Checkpoint, out_dir: Path, ids: np.ndarray, new: dict[str, np.
 def _write_gguf(ck: Checkpoint, out_dir: Path, ids: np.ndarray, new: dict[str, np.ndarray]) -> list[str]:
     """A copy of the GGUF file with the reserved rows overwritten in place (re-quantized to the
     tensor's own type), plus reserved_rows.safetensors holding the new rows in float32."""
-    from safetensors.torch import save_file
-
     gguf = gguf_module()
     tensors = {t.name: t for t in gguf_reader(str(ck.path.resolve())).tensors}
     target = out_dir / f"{ck.path.stem}-repaired.gguf"
@@ -293,7 +292,7 @@ def _write_gguf(ck: Checkpoint, out_dir: Path, ids: np.ndarray, new: dict[str, n
                 fh.seek(t.data_offset + i * row_bytes)
                 fh.write(row.tobytes())
     extra = {role: torch.from_numpy(new[name]).float() for role, name in ck.tensors.items()}
-    save_file({"ids": torch.as_tensor(ids), **extra}, out_dir / "reserved_rows.safetensors")
+    atomic_save_tensors(out_dir / "reserved_rows.safetensors", {"ids": torch.as_tensor(ids), **extra})
     return [target.name, "reserved_rows.safetensors"]
 
 

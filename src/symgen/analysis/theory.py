@@ -257,20 +257,25 @@ def _claim(cases: dict[str, dict], figure: str) -> dict:
 
 
 def plot(records: dict[str, dict[str, np.ndarray]], cases: dict[str, Case], path: Path) -> Path:
-    from symgen.analysis.plots import plt, save
+    """The three views one above the other, so each is as wide as the report shows a figure."""
+    from symgen.analysis.plots import WIDTH, plt, save
 
-    fig, axes = plt.subplots(1, 3, figsize=(14, 3.9))
+    fig, axes = plt.subplots(3, 1, figsize=(WIDTH, 9.6), layout="constrained")
     ax = axes[0]
     for name, color, lw in (("gd", "C0", 2.8), ("sgd", "C1", 1.2), ("sign_flip", "C2", 1.6)):
         rec = records[name]
         rel = np.median(rec["dnorm"] / rec["dnorm"][0], axis=1)
         env = np.concatenate([[1.0], np.cumprod(rec["bound"])])
-        ax.semilogy(rel, color=color, lw=lw, label=f"{name}: median ||Δ_t||/||Δ_0||")
-        ax.semilogy(env, color=color, ls="--", lw=1, label=f"{name}: bound ∏(|1-ηλ|+ηr²p)")
+        ax.semilogy(rel, color=color, lw=lw, label=name)
+        ax.semilogy(env, color=color, ls="--", lw=1)
     ax.set_xlabel("step")
     ax.set_ylabel("relative ||u_i - u_j||")
-    ax.set_title("unseen-row differences vs the bound")
-    ax.legend(fontsize=7)
+    ax.set_title(
+        "Unseen-row differences against the bound\n"
+        "(solid: median ||Δ_t|| / ||Δ_0||; dashed: bound ∏(|1-ηλ| + ηr²p))",
+        fontsize=10,
+    )
+    ax.legend(fontsize=8, loc="upper right")
     ax = axes[1]
     for name, color in (("sign_flip", "C2"), ("diverge", "C3")):
         signed = np.nanmedian(records[name]["signed"], axis=1)
@@ -282,16 +287,16 @@ def plot(records: dict[str, dict[str, np.ndarray]], cases: dict[str, Case], path
     ax.axhline(0, color="gray", lw=0.8)
     ax.set_xlabel("step")
     ax.set_ylabel("<Δ⁺, Δ> / ||Δ||²")
-    ax.set_title("signed per-step rate (dotted: 1-ηλ)")
-    ax.legend(fontsize=7)
+    ax.set_title("Signed per-step rate (dotted: 1-ηλ)", fontsize=10)
+    ax.legend(fontsize=8, loc="center right")
     ax = axes[2]
     for name in ("gd", "sgd", "adamw", "adamw_no_decay"):
         ax.plot(records[name]["cos"], lw=1.4, label=name)
     ax.set_xlabel("step")
-    ax.set_ylabel("mean pairwise cosine, unseen rows")
-    ax.set_title("collapse of unseen rows")
+    ax.set_ylabel("mean pairwise cosine,\nunseen rows")
+    ax.set_title("Collapse of unseen rows", fontsize=10)
     ax.set_ylim(-0.1, 1.05)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=8, loc="lower right")
     return save(fig, path)
 
 

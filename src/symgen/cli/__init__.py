@@ -4,11 +4,38 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
 
 from symgen.errors import UserError
+
+
+def _no_hint() -> str:
+    return ""
+
+
+def _rerun_hint() -> str:
+    return (
+        "running the same command again continues: finished runs are kept, and an unfinished one goes "
+        "on from its last checkpoint"
+    )
+
+
+# what the running command says after "symgen: interrupted" (Ctrl-C): how to continue its work
+interrupt_hint: Callable[[], str] = _no_hint
+
+
+def _resume_hint(run_dirs: list[Path]) -> Callable[[], str]:
+    def hint() -> str:
+        from symgen.training.checkpoint import list_checkpoints
+
+        last = min((list_checkpoints(d / "checkpoints") or [0])[-1] for d in run_dirs)
+        where = f"step {last}" if last else "none written yet: step 0"
+        return f"the same command with --resume continues from the last checkpoint ({where})"
+
+    return hint
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -52,9 +79,12 @@ def train(
     from symgen.training.run import train_run
     from symgen.training.stacked import train_seeds
 
+    global interrupt_hint
     cfg = resolve(recipe, list(overrides))
+    interrupt_hint = _resume_hint([out])
     if seeds is not None:
         seed_list = parse_seeds(seeds)
+        interrupt_hint = _resume_hint([out / f"seed-{seed}" for seed in seed_list])
         summaries = train_seeds(cfg, seed_list, out, resume, progress)
         for seed, summary in zip(seed_list, summaries, strict=True):
             _report_done(out / f"seed-{seed}", summary)
@@ -73,15 +103,27 @@ def _report_done(out: Path, summary: dict) -> None:
         click.echo(f"done ({out}): {summary['steps']} steps in {summary['train_seconds']:.1f}s; {final}")
 
 
+# the suites of symgen.experiments.types.SUITES (not imported here: `symgen --help` stays fast)
+SUITES = ("smoke", "quick", "mid", "paper")
+
+
 @app.command()
 @click.option(
-    "--suite", default="quick", show_default=True, help="smoke (minutes, for tests) | quick | mid | paper."
+    "--suite",
+    type=click.Choice(SUITES),
+    required=True,
+    help="smoke (minutes, checks the plumbing) | quick (about 3 h on 2 CPU cores) | mid (Part A at "
+    "d = 128, hours) | paper (a GPU).",
 )
 @click.option("--out", type=click.Path(path_type=Path), default=Path("repro"), show_default=True)
 @click.option("--only", default=None, help="Comma-separated experiment names to run.")
 @click.option("--list", "list_", is_flag=True, help="List the suite's experiments and runs; run nothing.")
 @click.option(
-    "--jobs", default=1, show_default=True, help="Runs trained side by side (one thread each when > 1)."
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Runs trained side by side (one thread each when > 1).",
 )
 @click.option("--progress/--no-progress", default=True, help="Show progress bars.")
 @click.option(
@@ -116,13 +158,16 @@ def reproduce(
     --runs and --set change this invocation only (a shorter run on a lent GPU, say); claims.json's
     header and the report record them, and an analysis missing a run left out judges without it."""
     from symgen.experiments.provenance import command_line
+    from symgen.experiments.registry import list_suite
     from symgen.experiments.suite import Selection, list_plan, run_suite
 
     names = tuple(n.strip() for n in (run_names or "").split(",") if n.strip())
     selection = Selection(runs=names, sets=tuple(sets))
+    global interrupt_hint
     if list_:
-        click.echo(list_plan(suite, only, selection))
+        click.echo(list_plan(suite, only, selection) if names or sets else list_suite(suite, only))
         return
+    interrupt_hint = _rerun_hint
     report = run_suite(
         suite,
         out,
@@ -172,9 +217,7 @@ def bench(
     if threads < 1:
         raise UserError(f"--threads {threads}: must be >= 1")
     torch.set_num_threads(threads)
-    counts = parse_seeds(stack) if stack.strip() else []
-    if 0 in counts:
-        raise UserError("--stack: seed counts must be >= 1")
+    counts = parse_seeds(stack, "--stack", "1,4,16", least=1) if stack.strip() else []
     names = [s.strip() for s in sizes.split(",") if s.strip()]
     result = benchmark(names, rounds=rounds, steps=steps, stack=counts, device=device)
     text = json.dumps(result, indent=1)
@@ -195,17 +238,32 @@ def _add_groups() -> None:
 _add_groups()
 
 
+def usage_line(e: click.UsageError) -> str:
+    """A usage error as one line: the command, Click's message, and where its help is."""
+    message = " ".join(e.format_message().split())  # Click lists choices on lines of their own
+    command = e.ctx.command_path if e.ctx is not None else "symgen"
+    where = command.removeprefix("symgen").strip()
+    return f"{where}: {message} (see '{command} --help')" if where else f"{message} (see '{command} --help')"
+
+
 def main() -> None:
     try:
-        code = app.main(standalone_mode=False)
+        code = app.main(prog_name="symgen", standalone_mode=False)
     except UserError as e:
         print(f"symgen: error: {e}", file=sys.stderr)
         sys.exit(2)
     except (click.exceptions.Abort, KeyboardInterrupt):
-        print("symgen: interrupted", file=sys.stderr)
+        hint = interrupt_hint()
+        print("symgen: interrupted" + (f"; {hint}" if hint else ""), file=sys.stderr)
         sys.exit(130)
-    except click.ClickException as e:
+    except click.exceptions.NoArgsIsHelpError as e:  # `symgen`, `symgen data`: the help is the answer
         e.show()
+        sys.exit(e.exit_code)
+    except click.UsageError as e:  # Click's own would take 3-5 lines: usage, a hint, a blank, the error
+        print(f"symgen: error: {usage_line(e)}", file=sys.stderr)
+        sys.exit(2)
+    except click.ClickException as e:
+        print(f"symgen: error: {' '.join(e.format_message().split())}", file=sys.stderr)
         sys.exit(e.exit_code)
     except OSError as e:  # a path the user gave that cannot be read or written (full disk, permissions)
         print(f"symgen: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)

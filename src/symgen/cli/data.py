@@ -67,10 +67,12 @@ def kg(setting: str, out: Path, **options: float | None) -> None:
 @data.command()
 @click.argument("path", type=click.Path(path_type=Path))
 def check(path: Path) -> None:
-    """Validate a Horn-clause JSONL file or dataset directory (every record of every file, with the
-    independent checker) or audit a knowledge-graph dataset directory. Exit 1 naming the first
-    problem; exit 2 when PATH is not a dataset at all (missing, empty, binary)."""
+    """Validate a Horn-clause JSONL file or dataset directory (every file `symgen data horn` writes
+    must be there; every record of every file, with the independent checker, of its file's scenario)
+    or audit a knowledge-graph dataset directory. Exit 1 naming the first problem; exit 2 when PATH is
+    not a dataset at all (missing, empty, binary)."""
     from symgen.tasks import checker, kg_audit
+    from symgen.tasks.horn_io import check_dataset, file_scenario, is_dataset
 
     if not path.exists():
         raise UserError(f"{path} does not exist")
@@ -81,12 +83,9 @@ def check(path: Path) -> None:
     else:
         _refuse_non_text(path)
     try:
-        if path.is_dir() and (path / "vocab.json").is_file() and not kg_audit.detect(path):
-            files = sorted(path.glob("*.jsonl"))
-            if not files:
-                raise UserError(f"{path} holds vocab.json but no .jsonl files")
-            for f in files:
-                click.echo(f"{f}: {checker.check_file(f)} records valid")
+        if path.is_dir() and is_dataset(path) and not kg_audit.detect(path):
+            for f, n in check_dataset(path):
+                click.echo(f"{f}: {n} records valid")
         elif path.is_dir():
             if not kg_audit.detect(path):
                 raise UserError(
@@ -101,7 +100,7 @@ def check(path: Path) -> None:
                 )
             click.echo(f"{path}: knowledge-graph dataset passes the audit")
         else:
-            n = checker.check_file(path)
+            n = checker.check_file(path, file_scenario(path.name))
             click.echo(f"{path}: {n} records valid")
     except UserError as e:
         print(f"symgen: invalid: {e}", file=sys.stderr)

@@ -5,16 +5,19 @@ from __future__ import annotations
 from symgen.errors import UserError
 
 
-def parse_seeds(text: str) -> list[int]:
-    """`--seeds 0,1,2`: distinct non-negative integers."""
+def parse_seeds(text: str, option: str = "--seeds", example: str = "0,1,2", least: int = 0) -> list[int]:
+    """`--seeds 0,1,2`: distinct integers >= `least`; `option` and `example` name the option in errors
+    (`--stack 1,4,16` takes the same list of seed counts)."""
     try:
         seeds = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
-        raise UserError(f"--seeds {text!r}: give comma-separated integers, e.g. --seeds 0,1,2") from None
+        raise UserError(
+            f"{option} {text!r}: give comma-separated integers, e.g. {option} {example}"
+        ) from None
     if not seeds:
-        raise UserError("--seeds is empty: give at least one seed, e.g. --seeds 0,1")
-    if any(s < 0 for s in seeds):
-        raise UserError(f"--seeds {text!r}: seeds must be >= 0")
+        raise UserError(f"{option} is empty: give at least one value, e.g. {option} {example}")
+    if any(s < least for s in seeds):
+        raise UserError(f"{option} {text!r}: every value must be >= {least}")
     if len(set(seeds)) != len(seeds):
-        raise UserError(f"--seeds {text!r}: a seed is repeated")
+        raise UserError(f"{option} {text!r}: a value is repeated")
     return seeds

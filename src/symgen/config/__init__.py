@@ -159,7 +159,7 @@ def _load_with_base(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text())
     except yaml.YAMLError as e:
-        raise UserError(f"recipe {path} is not valid YAML: {str(e).splitlines()[0]}") from None
+        raise UserError(f"recipe {path} is not valid YAML: {yaml_error(e)}") from None
     if not isinstance(data, dict):
         raise UserError(f"recipe {path} must be a YAML mapping")
     base = data.pop("base", None)
@@ -167,8 +167,21 @@ def _load_with_base(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
         return data
     if not isinstance(base, str):
         raise UserError(f"recipe {path}: base must be a recipe name or a YAML path, got {base!r}")
-    inherited = _load_with_base(_recipe_path(base, path), (*chain, path.resolve()))
+    try:
+        base_path = _recipe_path(base, path)
+    except UserError as e:  # say which recipe names the missing base: it may sit deep in a chain
+        raise UserError(f"recipe {path}: base: {e}") from None
+    inherited = _load_with_base(base_path, (*chain, path.resolve()))
     return _merge(inherited, data)
+
+
+def yaml_error(e: yaml.YAMLError) -> str:
+    """A YAML syntax error in one line: what is wrong, at which line and column of the file."""
+    mark = getattr(e, "problem_mark", None)
+    problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+    context = getattr(e, "context", None)
+    what = f"{problem} ({context})" if context else problem
+    return f"{what} at line {mark.line + 1}, column {mark.column + 1}" if mark else what
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:

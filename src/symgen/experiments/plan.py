@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from symgen.config import yaml_error
 from symgen.errors import UserError
 
 PLAN = "runs.yaml"
@@ -38,7 +39,7 @@ def _read(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as e:
-        raise UserError(f"{path} is not valid YAML: {str(e).splitlines()[0]}") from None
+        raise UserError(f"{path} is not valid YAML: {yaml_error(e)}") from None
     if not isinstance(data, dict):
         raise UserError(f"{path} must be a YAML mapping")
     return data
@@ -46,6 +47,24 @@ def _read(path: Path) -> dict[str, Any]:
 
 def runs(folder: Path, suite: str) -> list[dict[str, Any]]:
     """The runs `folder/runs.yaml` lists for `suite`, as RunSpec keyword arguments."""
+    return [_run(entry, sets, path) for entry, sets, path in _entries(folder, suite)]
+
+
+def described(folder: Path, suite: str) -> list[dict[str, Any]]:
+    """The runs of `runs` as runs.yaml writes them, for reading (`reproduce --list`): each run's
+    name, recipe, its sets by name with their overrides, its own overrides, and its other keys."""
+    out = []
+    for entry, sets, path in _entries(folder, suite):
+        spec = _run(entry, sets, path)  # refuses a bad entry as `runs` does
+        spec["sets"] = {name: list(sets[name]) for name in entry.get("with", [])}
+        spec["set"] = list(entry.get("set", []))
+        out.append(spec)
+    return out
+
+
+def _entries(folder: Path, suite: str) -> list[tuple[dict[str, Any], dict[str, list[str]], Path]]:
+    """The run entries of `folder/runs.yaml` for `suite` (includes followed), each with the sets it may
+    name and the file it comes from."""
     path = folder / PLAN
     if not path.exists():
         return []
@@ -59,12 +78,12 @@ def runs(folder: Path, suite: str) -> list[dict[str, Any]]:
             raise UserError(f"{path}: suite {suite} refers to {entries!r}, which lists no runs")
         seen.add(entries)
         entries = suites[entries]
-    out: list[dict[str, Any]] = []
+    out: list[tuple[dict[str, Any], dict[str, list[str]], Path]] = []
     for entry in entries:
         if "include" in entry:
-            out += runs(folder.parent / entry["include"], suite)
+            out += _entries(folder.parent / entry["include"], suite)
         else:
-            out.append(_run(entry, sets, path))
+            out.append((entry, sets, path))
     return out
 
 

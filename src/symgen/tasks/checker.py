@@ -19,7 +19,8 @@ Definitions
   applies. Each step is ``{"body": [...], "head": ...}`` with the body in the rule's own order.
 
 ``check_record`` returns ``None`` for a valid record and otherwise a short description of the first
-problem; ``check_file`` raises :class:`~symgen.errors.UserError` naming the line.
+problem; ``check_file`` raises :class:`~symgen.errors.UserError` naming the file and line
+(``path:N: ...``), and also checks that every record's ``scenario`` is the one its file holds.
 """
 
 from __future__ import annotations
@@ -221,8 +222,9 @@ def check_record(record: Any) -> str | None:
     return None
 
 
-def check_file(path: str | Path) -> int:
-    """Check every line of a JSONL file; raise UserError("<path> line N: ...") on the first bad one.
+def check_file(path: str | Path, scenario: str | None = None) -> int:
+    """Check every line of a JSONL file; raise UserError("<path>:N: ...") on the first bad one. With
+    `scenario`, every record's ``scenario`` field must be that one (the scenario its file holds).
 
     Returns the number of records checked. Blank lines are skipped (but counted for line numbers).
     """
@@ -239,11 +241,18 @@ def check_file(path: str | Path) -> int:
             try:
                 rec = json.loads(line)
             except json.JSONDecodeError as e:
-                raise UserError(f"{path} line {lineno}: not valid JSON ({e.msg})") from None
+                raise UserError(f"{path}:{lineno}: {json_error(e)}") from None
             err = check_record(rec)
+            if err is None and scenario is not None and rec["scenario"] != scenario:
+                err = f"field 'scenario' is {rec['scenario']!r}, but {path.name} holds {scenario!r} records"
             if err:
-                raise UserError(f"{path} line {lineno}: {err}")
+                raise UserError(f"{path}:{lineno}: {err}")
             n += 1
     if n == 0:
         raise UserError(f"{path} holds no records")
     return n
+
+
+def json_error(e: json.JSONDecodeError) -> str:
+    """The whole of a JSON error on one line of a JSONL file (its line within the record is always 1)."""
+    return f"not valid JSON: {e.msg}: column {e.colno}"

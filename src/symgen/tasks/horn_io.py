@@ -11,7 +11,7 @@ from typing import Any
 
 from symgen.errors import UserError
 from symgen.tasks import checker
-from symgen.tasks.horn import SPECIAL_TOKENS, HornConfig, vocab_groups
+from symgen.tasks.horn import SPECIAL_TOKENS, SPLITS, HornConfig, vocab_groups
 from symgen.tasks.horn_audit import shortcut_audit
 from symgen.tasks.horn_generator import generate_splits
 from symgen.tasks.horn_text import encode_prompt, encode_target
@@ -29,8 +29,38 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
             try:
                 out.append(json.loads(line))
             except json.JSONDecodeError as e:
-                raise UserError(f"{path} line {i}: not valid JSON ({e.msg})") from None
+                raise UserError(f"{path}:{i}: {checker.json_error(e)}") from None
     return out
+
+
+# the files `write_dataset` writes: a dataset folder holds every one of them
+DATASET_FILES = tuple(f"{split}.jsonl" for split in SPLITS) + ("vocab.json",)
+
+
+def file_scenario(name: str) -> str | None:
+    """The scenario of the records in a dataset file named `name` (None: not a split's file name)."""
+    scenarios = {f"{split}.jsonl": split.removeprefix("test_") for split in SPLITS}
+    return scenarios.get(name)
+
+
+def is_dataset(directory: Path) -> bool:
+    """Whether a folder is meant as a Horn dataset: it holds a file only a Horn dataset holds (any
+    but train.jsonl, which a knowledge-graph dataset holds too). It must then hold them all."""
+    return any((directory / name).is_file() for name in DATASET_FILES if name != "train.jsonl")
+
+
+def check_dataset(directory: Path) -> list[tuple[Path, int]]:
+    """Check a Horn dataset folder: it holds every file `write_dataset` writes, and every record of
+    every JSONL file is valid and of its file's scenario. Returns (file, records) per JSONL file;
+    raises UserError naming what is missing or the first bad record."""
+    missing = [name for name in DATASET_FILES if not (directory / name).is_file()]
+    if missing:
+        raise UserError(
+            f"{directory} is missing {', '.join(missing)}: a Horn dataset holds {', '.join(DATASET_FILES)} "
+            "(as `symgen data horn` writes them)"
+        )
+    files = sorted(directory.glob("*.jsonl"))
+    return [(f, checker.check_file(f, file_scenario(f.name))) for f in files]
 
 
 def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
@@ -84,4 +114,12 @@ def write_dataset(cfg: HornConfig, out_dir: str | Path) -> dict[str, Any]:
     }
 
 
-__all__ = ["read_jsonl", "split_summary", "write_dataset"]
+__all__ = [
+    "DATASET_FILES",
+    "check_dataset",
+    "file_scenario",
+    "is_dataset",
+    "read_jsonl",
+    "split_summary",
+    "write_dataset",
+]

@@ -88,6 +88,25 @@ def prepare_trainer(
     return trainer
 
 
+def was_started(run_dir: Path) -> bool:
+    """Whether a run was ever started in `run_dir` (preparing a run writes its config first)."""
+    return (run_dir / "config.yaml").exists() or (run_dir / "metrics.jsonl").exists()
+
+
+def resume_note(run_dir: Path, cfg: ExperimentConfig, existed: bool = True) -> str:
+    """What `--resume` does with `run_dir`, in one line: the step it continues from, or why it starts
+    at step 0. Read before the run directory is prepared (`existed`: whether its folder was there)."""
+    steps = ckpt.list_checkpoints(run_dir / "checkpoints")
+    if steps:
+        return f"--resume: {run_dir} continues from step {steps[-1]} (its last checkpoint)"
+    if was_started(run_dir):
+        every = cfg.train.checkpoint_every
+        why = f"no checkpoint yet, the run stopped before step {every} (train.checkpoint_every)"
+    else:
+        why = "no run there" if existed and run_dir.exists() else "no run there, the folder does not exist"
+    return f"--resume: nothing to resume in {run_dir}: {why}; starting from step 0"
+
+
 def announce(cfg: ExperimentConfig, device: torch.device, what: str = "") -> None:
     threads = torch.get_num_threads()
     print(f"{cfg.name}{what}: training on {device}, {threads} CPU thread(s) (train.threads)", file=sys.stderr)

@@ -3,7 +3,9 @@
 A checkpoint is `step_NNNNNNN.safetensors` (model, optimizer tensors, RNG state) plus
 `step_NNNNNNN.json` (step, optimizer scalars and groups, hook and trainer state). The JSON is
 written last, so a checkpoint whose JSON exists is complete unless a file was damaged afterwards;
-damage is reported as a UserError naming the file.
+damage is reported as a UserError naming both files of the pair, which go together: removing one
+alone leaves the other behind. Every file is written with the mode the umask gives (safetensors
+alone would write 0600).
 """
 
 from __future__ import annotations
@@ -24,6 +26,15 @@ from symgen.models.transformer import Transformer
 STATE_KEYS = ("step", "elapsed", "window", "last_eval", "optimizer", "hooks")
 
 
+def _umask() -> int:
+    mask = os.umask(0)  # read once, at import, before any thread could create a file meanwhile
+    os.umask(mask)
+    return mask
+
+
+FILE_MODE = 0o666 & ~_umask()  # what open() gives a new file
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:
@@ -42,16 +53,27 @@ def atomic_save_tensors(
 ) -> None:
     tmp = path.with_name(path.name + ".tmp")
     save_file({k: v.detach().contiguous().cpu() for k, v in tensors.items()}, tmp, metadata=metadata)
+    os.chmod(tmp, FILE_MODE)
     os.replace(tmp, path)
 
 
-def load_tensors(path: Path) -> dict[str, torch.Tensor]:
+def load_tensors(path: Path, advice: str = "") -> dict[str, torch.Tensor]:
+    """The tensors of a safetensors file; a damaged one is a UserError naming it (and `advice`)."""
     try:
         return load_file(path)
     except (SafetensorError, OSError, ValueError) as e:
         raise UserError(
-            f"checkpoint {path} is truncated or corrupt ({e}); delete it to resume from an earlier one"
+            f"checkpoint {path} is truncated or corrupt ({e})" + (f"; {advice}" if advice else "")
         ) from None
+
+
+def delete_advice(directory: Path, step: int) -> str:
+    """What to do about a damaged checkpoint: delete both files of its pair, then resume again."""
+    tensor_path, json_path = checkpoint_paths(directory, step)
+    return (
+        f"delete both files of the step-{step} checkpoint, {tensor_path.name} and {json_path.name}, to "
+        "resume from the checkpoint before it (from step 0 when none is left)"
+    )
 
 
 def optimizer_to_flat(state: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
@@ -111,15 +133,15 @@ def save_checkpoint(
 
 def load_checkpoint(directory: Path, step: int) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     tensor_path, json_path = checkpoint_paths(directory, step)
-    damaged = f"checkpoint {json_path} is truncated or corrupt"
+    damaged, advice = f"checkpoint {json_path} is truncated or corrupt", delete_advice(directory, step)
     try:
         state = json.loads(json_path.read_text())
     except (ValueError, OSError) as e:  # ValueError: bad JSON or bytes that are not text
-        raise UserError(f"{damaged} ({type(e).__name__}); delete it to resume from an earlier one") from None
+        raise UserError(f"{damaged} ({type(e).__name__}); {advice}") from None
     missing = [k for k in STATE_KEYS if not isinstance(state, dict) or k not in state]
     if missing:
-        raise UserError(f"{damaged} (no {', '.join(missing)}); delete it to resume from an earlier one")
-    return load_tensors(tensor_path), state
+        raise UserError(f"{damaged} (no {', '.join(missing)}); {advice}")
+    return load_tensors(tensor_path, advice), state
 
 
 def load_weights(model: Transformer, run_dir: Path, weights: str = "final") -> Transformer:

@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from symgen.config import ExperimentConfig
-from symgen.training.build import announce, prepare_trainer
+from symgen.training.build import announce, prepare_trainer, resume_note
 from symgen.training.distributed import init_distributed, resolve_device, shutdown_distributed
 from symgen.training.hooks import Hook
 from symgen.training.run_dir import check_resumable, extension, finish_run, is_finished, read_summary, reopen
@@ -37,8 +37,11 @@ def train_run(
     if cfg.train.threads > 0:
         torch.set_num_threads(cfg.train.threads)
     try:
+        note = resume_note(run_dir, cfg) if resume else ""
         trainer = prepare_trainer(cfg, run_dir, device, dist_info, resume, progress, hooks)
         if dist_info.main:
+            if note:  # said once the checkpoint it names has loaded
+                print(note, file=sys.stderr)
             announce(cfg, device)
         started = time.time()
         trainer.fit()

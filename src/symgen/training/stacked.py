@@ -31,7 +31,7 @@ from symgen.errors import UserError, writable_dir
 from symgen.models.stacking import share_seed, stack
 from symgen.tasks.base import IGNORE, Batch
 from symgen.training import checkpoint as ckpt
-from symgen.training.build import announce, prepare_trainer
+from symgen.training.build import announce, prepare_trainer, resume_note, was_started
 from symgen.training.distributed import Dist, resolve_device
 from symgen.training.run_dir import (
     check_resumable,
@@ -102,18 +102,18 @@ class StackedTrainer:
             lane.start()
         self.model.train()
         first = min(lane.step for lane in self.lanes)
-        bar = progress_bar(self.lanes[0].cfg.train.steps, first, self.progress)
-        while any(lane.running for lane in self.lanes):
-            start = time.perf_counter()
-            self.train_step()
-            seconds = time.perf_counter() - start
-            logged = [lane.end_step(seconds) for lane in self.lanes if lane.running]
-            if any(logged):
-                running = [lane for lane in self.lanes if lane.running]
-                shown = running[0].bar_postfix if running else {}
-                bar.set_postfix(seeds=len(running), **shown, refresh=False)
-            bar.update(1)
-        bar.close()
+        # closed on Ctrl-C too, so that no bar is drawn after the message that ends the command
+        with progress_bar(self.lanes[0].cfg.train.steps, first, self.progress) as bar:
+            while any(lane.running for lane in self.lanes):
+                start = time.perf_counter()
+                self.train_step()
+                seconds = time.perf_counter() - start
+                logged = [lane.end_step(seconds) for lane in self.lanes if lane.running]
+                if any(logged):
+                    running = [lane for lane in self.lanes if lane.running]
+                    shown = running[0].bar_postfix if running else {}
+                    bar.set_postfix(seeds=len(running), **shown, refresh=False)
+                bar.update(1)
 
 
 def train_seeds(
@@ -125,6 +125,7 @@ def train_seeds(
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise UserError("--seeds trains every seed in one process; run it without torchrun")
     out = Path(out)
+    existed = out.exists()
     listing = out / "seeds.json"
     if listing.exists() and json.loads(listing.read_text())["seeds"] != seeds:
         stored = ",".join(map(str, json.loads(listing.read_text())["seeds"]))
@@ -141,11 +142,16 @@ def train_seeds(
     writable_dir(out)
     ckpt.atomic_write_json(listing, {"seeds": seeds})
     todo = [seed for seed in seeds if not is_finished(seed_dir(out, seed))]
+    notes = [resume_note(seed_dir(out, seed), configs[seed], existed) for seed in todo] if resume else []
+    if notes and len(todo) == len(seeds) and not any(was_started(seed_dir(out, s)) for s in seeds):
+        notes = [resume_note(out, cfg, existed)]  # one line for a stacked run that never started
     single = Dist()
     lanes = [
         prepare_trainer(configs[seed], seed_dir(out, seed), device, single, resume, progress=False)
         for seed in todo
     ]
+    for note in notes:  # said once every checkpoint they name has loaded
+        print(note, file=sys.stderr)
     summaries = {s: read_summary(seed_dir(out, s)) | {"skipped": True} for s in seeds if s not in todo}
     if lanes:
         announce(cfg, device, f" (seeds {','.join(map(str, todo))}, stacked)")

@@ -286,14 +286,14 @@ class Trainer:
 
     def fit(self) -> dict[str, float]:
         self.start()
-        bar = progress_bar(self.cfg.train.steps, self.step, self.progress)
-        while self.running:
-            start = time.perf_counter()
-            self.train_step(self.step)
-            if self.end_step(time.perf_counter() - start):
-                bar.set_postfix(**self.bar_postfix, refresh=False)
-            bar.update(1)
-        bar.close()
+        # closed on Ctrl-C too, so that no bar is drawn after the message that ends the command
+        with progress_bar(self.cfg.train.steps, self.step, self.progress) as bar:
+            while self.running:
+                start = time.perf_counter()
+                self.train_step(self.step)
+                if self.end_step(time.perf_counter() - start):
+                    bar.set_postfix(**self.bar_postfix, refresh=False)
+                bar.update(1)
         self.stopped_by = self.stopped_by or "steps"
         return self.last_eval
 

@@ -27,6 +27,11 @@ STATEMENTS = (B53,)
 LEARNED_DEPTH = 2  # a depth-curriculum run counts once it passed 2 hops
 LEARNED_WHAT = "learnable depth: the run never passed 2 hops, its own first stage"
 EQUAL, STALL = "equal compute", "until the curriculum stalls"
+# each part's bar for the runs it compares, stated in its text
+COUNTS = (
+    "learnable depth: the deepest k whose held-out k-hop accuracy reached the curriculum threshold "
+    f"(task.curriculum_threshold); a run counts once it passed 2 hops (learnable depth ≥ {LEARNED_DEPTH})"
+)
 PROTOCOLS = (EQUAL, STALL)
 
 
@@ -68,7 +73,7 @@ def grows_part(protocol: str, runs: list[DepthRun]) -> Part:
     fixed = sorted((r for r in runs if not r.dynamic), key=lambda r: r.loops)
     text = (
         f"{protocol_label(protocol, runs)}: learnable depth does not decrease from one fixed R to the next, "
-        "and the largest R's exceeds the smallest R's"
+        f"and the largest R's exceeds the smallest R's; {COUNTS}"
     )
     if len(fixed) < 2:
         return not_judged(text, f"fewer than two fixed-R runs trained {protocol}")
@@ -86,7 +91,7 @@ def dynamic_part(protocol: str, runs: list[DepthRun]) -> Part:
     dynamic = next((r for r in runs if r.dynamic), None)
     text = (
         f"{protocol_label(protocol, runs)}: the dynamic-R model reaches at least the best fixed R's "
-        "learnable depth"
+        f"learnable depth; {COUNTS}"
     )
     if dynamic is None or not fixed:
         return not_judged(text, f"no dynamic-R run, or no fixed-R run, trained {protocol}")
