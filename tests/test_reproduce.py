@@ -117,3 +117,11 @@ def test_a_claim_holds_only_if_it_holds_in_every_seed(tmp_path: Path):
 def test_bad_seed_counts_are_refused(tmp_path: Path):
     done = symgen("reproduce", "--suite", "smoke", "--seeds", "0", "--out", str(tmp_path / "r"))
     assert done.returncode == 2 and "--seeds 0" in done.stderr
+
+
+def test_a_list_of_seeds_trains_exactly_those(tmp_path: Path):
+    out = tmp_path / "r"
+    done = symgen("reproduce", "--suite", "smoke", "--only", "reverse", "--seeds", "3,5", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert sorted(p.name for p in (out / "runs" / "reverse").glob("seed-*")) == ["seed-3", "seed-5"]
+    assert read(out)[0]["seeds"] == [3, 5]

@@ -128,9 +128,9 @@ SUITES = ("smoke", "quick", "mid", "paper")
 @click.option("--progress/--no-progress", default=True, help="Show progress bars.")
 @click.option(
     "--seeds",
-    type=int,
     default=None,
-    help="Seeds per run (0..N-1, stacked in one process); default: smoke 1, quick 1, mid 1, paper 3.",
+    help="N: seeds 0..N-1 per run (stacked in one process), or a comma-separated list (e.g. 4,5,6); "
+    "default: smoke 1, quick 1, mid 1, paper 3.",
 )
 @click.option("--runs", "run_names", default=None, help="Comma-separated runs: train and analyse only these.")
 @click.option(
@@ -147,7 +147,7 @@ def reproduce(
     list_: bool,
     jobs: int,
     progress: bool,
-    seeds: int | None,
+    seeds: str | None,
     run_names: str | None,
     sets: tuple[str, ...],
 ) -> None:
@@ -174,11 +174,25 @@ def reproduce(
         only=only,
         jobs=jobs,
         progress=progress,
-        seeds=seeds,
+        seeds=suite_seeds(seeds),
         command=command_line(),
         selection=selection,
     )
     click.echo(f"report: {report}")
+
+
+def suite_seeds(text: str | None) -> int | tuple[int, ...] | None:
+    """`reproduce --seeds`: N (seeds 0..N-1), or a comma-separated list of seeds."""
+    from symgen.cli.seeds import parse_seeds
+
+    if text is None:
+        return None
+    if "," not in text:
+        try:
+            return int(text)
+        except ValueError:
+            raise UserError(f"--seeds {text!r}: give a count (3) or comma-separated seeds (4,5,6)") from None
+    return tuple(parse_seeds(text))
 
 
 @app.command()

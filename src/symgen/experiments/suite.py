@@ -200,16 +200,16 @@ class Selection:
 DEFAULT_SEEDS = {"smoke": 1, "quick": 1, "mid": 1, "paper": 3}
 
 
-def seeded(runs: list[RunSpec], n_seeds: int) -> list[RunSpec]:
-    """Every run at seeds 0..n_seeds-1, trained as one stacked model, except runs that choose their
-    own seeds (a seed list, or a `seed=` override) and runs that start from another run (`after`:
+def seeded(runs: list[RunSpec], seeds: tuple[int, ...]) -> list[RunSpec]:
+    """Every run at `seeds` (0..N-1 for `--seeds N`), trained as one stacked model, except runs that
+    choose their own seeds (a seed list, or a `seed=` override) and runs that start from another run (`after`:
     a fine-tune of one pretrained model), which stay as they are."""
-    if n_seeds <= 1:
+    if seeds == (0,):
         return runs
     out = []
     for run in runs:
         own = run.seeds or run.after or any(o.startswith("seed=") for o in run.overrides)
-        out.append(run if own else replace(run, seeds=tuple(range(n_seeds)), suite_seeds=True))
+        out.append(run if own else replace(run, seeds=seeds, suite_seeds=True))
     return out
 
 
@@ -277,16 +277,18 @@ def run_suite(
     only: str | None = None,
     jobs: int = 1,
     progress: bool = True,
-    seeds: int | None = None,
+    seeds: int | tuple[int, ...] | None = None,
     command: str = "",
     selection: Selection = Selection(),
 ) -> Path:
     started = time.time()
     chosen = select(suite, only)  # refuses an unknown suite first
     selection.check(suite, chosen)
-    n_seeds = DEFAULT_SEEDS[suite] if seeds is None else seeds
-    if n_seeds < 1:
-        raise UserError(f"--seeds {n_seeds}: at least 1")
+    seeds = DEFAULT_SEEDS[suite] if seeds is None else seeds
+    if isinstance(seeds, int):
+        if seeds < 1:
+            raise UserError(f"--seeds {seeds}: at least 1")
+        seeds = tuple(range(seeds))
     writable_dir(out)
     run_root, figure_dir = out / "runs", out / "figures"
     # with --runs, an asked experiment none of whose runs is named is left out (one without runs stays)
@@ -296,7 +298,7 @@ def run_suite(
 
     def runs_of(exp: Experiment) -> list[RunSpec]:
         """An asked experiment's runs as this invocation trains them; another's as its runs.yaml has them."""
-        return seeded(selection.apply(exp.runs(suite)) if exp.name in asked else exp.runs(suite), n_seeds)
+        return seeded(selection.apply(exp.runs(suite)) if exp.name in asked else exp.runs(suite), seeds)
 
     # experiments may analyse each other's runs: a run named twice is trained once
     all_runs = list({r.name: r for exp in chosen if exp.name in asked for r in runs_of(exp)}.values())
@@ -326,7 +328,7 @@ def run_suite(
     header = stamp(
         command,
         suite=suite,
-        seeds=list(range(n_seeds)),
+        seeds=list(seeds),
         experiments=[exp.name for exp in reported],
         timing=timing,
         **selection.header(),
