@@ -22,10 +22,10 @@ def assert_one_line_error(result, *fragments: str) -> None:
         (["train", "no-such-recipe", "--out", "x"], ["no recipe 'no-such-recipe'"]),
         (["train", "reverse", "train.stepz=5", "--out", "x"], ["unknown key train.stepz"]),
         (["train", "reverse", "train.steps=many", "--out", "x"], ["train.steps: expected int"]),
-        (["reproduce", "--suite", "huge"], ["'huge' is not one of 'smoke', 'quick', 'paper'"]),
+        (["reproduce", "--suite", "huge"], ["'huge' is not one of 'smoke', 'quick', 'mid', 'paper'"]),
         (
             ["reproduce", "--out", "x"],
-            ["reproduce: Missing option '--suite'. Choose from: smoke, quick, paper"],
+            ["reproduce: Missing option '--suite'. Choose from: smoke, quick, mid, paper"],
         ),
         (["reproduce", "--suite", "smoke", "--jobs", "0"], ["'--jobs': 0 is not in the range x>=1"]),
         (["data", "kg", "--setting", "nonsense", "--out", "x"], ["data kg: Invalid value for '--setting'"]),

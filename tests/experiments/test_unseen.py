@@ -54,6 +54,7 @@ def runs(tmp_path: Path, frozen_unseen: float = 0.9, **changes: dict[str, float]
         "copy-forget-same-symbol": (GOOD, 0.02),
         "forget-temporary-same-symbol": ({**BAD, "all_unseen": 0.1}, 0.95),
         "copy-forget-temporary-same-symbol": (GOOD, 0.6),
+        "copy-forget-temporary-full-row-lr-same-symbol": (BAD, 0.98),  # a labelled row, judged by no claim
     }
     for method, (score, cos) in scores.items():
         redrawn = GOOD if "forget" in method else None
