@@ -62,10 +62,19 @@ def not_judged(text: str, why: str, values: dict[str, Any] | None = None) -> Par
 def unlearned(arms: dict[str, float], bar: float, what: str) -> str:
     """Why a comparison cannot be judged: the arms below the bar on their own seen task ("" when every
     arm learned). A control that never learned is no evidence."""
-    below = [f"{name} {value:.3f}" for name, value in arms.items() if not value >= bar]
+    below = [f"{name} {_shown(value)}" for name, value in arms.items() if not value >= bar]
     if not below:
         return ""
     return f"not learned: {', '.join(below)} < {bar:g} ({what})"
+
+
+def _shown(value: float) -> str:
+    """A count (a learnable depth) as an integer, an accuracy to three decimals."""
+    return (
+        f"{value:.0f}"
+        if isinstance(value, int) or float(value).is_integer() and value > 1
+        else f"{value:.3f}"
+    )
 
 
 @dataclass(frozen=True)
