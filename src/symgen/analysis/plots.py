@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -182,8 +183,6 @@ def heatmap_figure(
     """Values in [0, 1] on a grid (rows bottom to top), annotated; `marks` draws labelled lines, each
     in its own colour and style, named in a legend below the grid: {label: ("v" | "h", position in
     cell units)}."""
-    import numpy as np
-
     values = np.asarray(grid, dtype=float)
     marks = marks or {}
     size = (1.6 + 0.55 * len(col_labels), 1.6 + 0.4 * len(row_labels) + 0.22 * len(marks))
