@@ -189,8 +189,7 @@ def test_b55_a_tampered_part_flips_and_an_unlearned_dynamic_model_is_named():
     assert outcomes(flat)[0] == FAIL
     unlearned = b55(dynamic_depth=0)
     assert (
-        unlearned.parts[1].outcome == NOT_JUDGED
-        and "kg-depth-dynamic 0 < 2" in unlearned.parts[1].measured
+        unlearned.parts[1].outcome == NOT_JUDGED and "kg-depth-dynamic 0 < 2" in unlearned.parts[1].measured
     )
 
 
