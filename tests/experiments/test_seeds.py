@@ -74,4 +74,4 @@ def test_a_seed_where_r2_learns_first_makes_b51_partly_reproduced_and_the_report
     ).read_text()
     assert "kg-sys-looped-r4/ood_step 2500 [2000–3000]" in page
     assert "seed 1: fail — kg-sys-looped-r4 step 3000 against kg-sys-looped-r2 step 2000" in page
-    assert "<figcaption>seed 1</figcaption>" in page
+    assert "<figure><figcaption>seed 1</figcaption><img" in page  # the seed label above its figure

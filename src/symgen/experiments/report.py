@@ -28,7 +28,7 @@ ul.parts{margin:0;padding-left:1.1em} ul.parts ul{margin:0;padding-left:1.1em;co
 .outcome.fail{background:#f6c6c6} .outcome.mixed{background:#fae7b0} .outcome.not-judged{background:#e4e4e4}
 table.legend td{font-size:13px} img{max-width:100%;border:1px solid #eee;margin:.5em 0}
 figure{display:inline-block;width:49%;margin:0;vertical-align:top} caption{text-align:left;color:#555}
-figcaption{color:#555;font-size:13px}
+figcaption{color:#333;font-size:13px;font-weight:600}
 .scale{background:#fff7dd;border:1px solid #e8d9a0;padding:.6em 1em}
 """
 SCALE = {
@@ -79,8 +79,9 @@ def _fmt(value: object) -> str:
 def _figure(path: Path, note: str = "") -> str:
     data = base64.b64encode(path.read_bytes()).decode()
     caption = f"<figcaption>{html.escape(note)}</figcaption>" if note else ""
+    # the caption (a seed, say) stands above its figure, where it cannot be read as the next one's
     return (
-        f'<figure><img alt="{html.escape(path.name)}" src="data:image/png;base64,{data}">{caption}</figure>'
+        f'<figure>{caption}<img alt="{html.escape(path.name)}" src="data:image/png;base64,{data}"></figure>'
     )
 
 
