@@ -42,6 +42,10 @@ def test_report_names_its_scale_source_legend_parts_and_links(tmp_path: Path):
     assert "1 not judged" in text and "1 not run" in text
     quick = write_report(tmp_path / "q.html", HEADER | {"suite": "quick"}, [section], claims())
     assert "(smoke scale)" not in quick.read_text() and "Quick scale" in quick.read_text()
+    book = write_report(tmp_path / "b.html", HEADER | {"suite": "quick+mid"}, [section], claims()).read_text()
+    assert "Quick scale" in book and "Mid scale" in book  # a book of several suites notes each scale
+    other = write_report(tmp_path / "o.html", HEADER | {"suite": "other"}, [section], claims()).read_text()
+    assert 'class="scale"></p>' not in other  # no empty note
 
 
 def test_claims_json_carries_its_source_and_reads_back(tmp_path: Path):

@@ -76,6 +76,12 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
+def _scale_note(suite: str) -> str:
+    """The scale note of each suite the page covers (a book merges parts of several: quick+mid)."""
+    notes = [SCALE[s] for s in suite.split("+") if s in SCALE]
+    return "".join(f'<p class="scale">{html.escape(n)}</p>' for n in notes)
+
+
 def _figure(path: Path, note: str = "") -> str:
     data = base64.b64encode(path.read_bytes()).decode()
     caption = f"<figcaption>{html.escape(note)}</figcaption>" if note else ""
@@ -202,7 +208,7 @@ def write_report(path: Path, header: dict, sections: list[Section], claims: list
         )
         + "</p>",
         _selection(header),
-        f'<p class="scale">{html.escape(SCALE.get(suite, ""))}</p>',
+        _scale_note(suite),
         "<p>Claims: " + ", ".join(f"{n} {v}" for v, n in counts.items() if n) + ".</p>",
         "<h2>Claims</h2>",
         _legend(),
