@@ -87,6 +87,25 @@ def test_finetune_starts_from_the_pretrained_weights_and_repair_spreads_only_res
     assert 0.7 < float(ratio) < 1.3
 
 
+def test_each_seed_of_a_finetune_starts_from_its_own_seed_of_a_stacked_pretraining(tmp_path: Path):
+    from symgen.training.checkpoint import load_weights
+    from symgen.training.stacked import train_seeds
+
+    pretrain = resolve("transfer-pretrain", [*SMALL, "train.steps=4"])
+    train_seeds(pretrain, [0, 1], tmp_path / "pre", progress=False)
+    cfg = resolve("transfer-finetune", [*SMALL, f"train.init_from={tmp_path / 'pre'}", "seed=1"])
+    task = make_task(cfg.task, cfg.seed)
+    model, own, other = build_model(cfg, task), build_model(cfg, task), build_model(cfg, task)
+    initialize(model, cfg, task)
+    load_weights(own, tmp_path / "pre" / "seed-1")
+    load_weights(other, tmp_path / "pre" / "seed-0")
+    assert torch.equal(model.embed.weight, own.embed.weight)
+    assert not torch.equal(model.embed.weight, other.embed.weight)
+    missing = resolve("transfer-finetune", [*SMALL, f"train.init_from={tmp_path / 'pre'}", "seed=2"])
+    with pytest.raises(UserError, match="seed-2"):
+        initialize(build_model(missing, task), missing, task)
+
+
 def test_init_from_a_missing_run_is_a_user_error(tmp_path: Path):
     cfg = resolve("transfer-finetune", [*SMALL, f"train.init_from={tmp_path / 'nothing'}"])
     with pytest.raises(UserError, match="no finished run"):

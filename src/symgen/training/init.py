@@ -15,15 +15,27 @@ from symgen.measures.rows import new_rows
 from symgen.models.transformer import Transformer
 from symgen.tasks.base import Task
 from symgen.training.checkpoint import load_weights
+from symgen.training.run_dir import seed_dir
+
+
+def source_run(init_from: Path, seed: int) -> Path:
+    """The run a run starts from: `init_from` itself, or, where it holds several stacked seeds
+    (`--seeds`: seeds.json and one folder per seed), the same seed's run, so that each seed of a
+    fine-tune starts from its own seed's pretraining."""
+    if (init_from / "seeds.json").exists() and not (init_from / "final.safetensors").exists():
+        return seed_dir(init_from, seed)
+    return init_from
 
 
 @torch.no_grad()
 def initialize(model: Transformer, cfg: ExperimentConfig, task: Task) -> None:
     t = cfg.train
     if t.init_from:
-        source = Path(t.init_from)
+        source = source_run(Path(t.init_from), cfg.seed)
         if not (source / "final.safetensors").exists():
-            raise UserError(f"train.init_from={t.init_from}: no finished run there (no final.safetensors)")
+            raise UserError(
+                f"train.init_from={t.init_from}: no finished run at {source} (no final.safetensors)"
+            )
         load_weights(model, source)
         model.train()
     if t.init_repair:
