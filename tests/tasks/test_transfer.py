@@ -106,6 +106,13 @@ def test_each_seed_of_a_finetune_starts_from_its_own_seed_of_a_stacked_pretraini
         initialize(build_model(missing, task), missing, task)
 
 
+def test_a_finetune_is_seeded_like_the_run_it_starts_from():
+    from symgen.experiments.suite import seeded
+
+    runs = [RunSpec("pre", "r"), RunSpec("ft", "r", after=["pre"]), RunSpec("own", "r", ["seed=7"])]
+    assert [r.seeds for r in seeded(runs, (0, 1, 2))] == [(0, 1, 2), (0, 1, 2), ()]
+
+
 def test_init_from_a_missing_run_is_a_user_error(tmp_path: Path):
     cfg = resolve("transfer-finetune", [*SMALL, f"train.init_from={tmp_path / 'nothing'}"])
     with pytest.raises(UserError, match="no finished run"):

@@ -202,13 +202,13 @@ DEFAULT_SEEDS = {"smoke": 1, "quick": 1, "mid": 1, "paper": 3}
 
 def seeded(runs: list[RunSpec], seeds: tuple[int, ...]) -> list[RunSpec]:
     """Every run at `seeds` (0..N-1 for `--seeds N`), trained as one stacked model, except runs that
-    choose their own seeds (a seed list, or a `seed=` override) and runs that start from another run (`after`:
-    a fine-tune of one pretrained model), which stay as they are."""
+    choose their own seeds (a seed list, or a `seed=` override), which stay as they are. A run that
+    starts from another (`after`, a fine-tune) starts each seed from the same seed of that run."""
     if seeds == (0,):
         return runs
     out = []
     for run in runs:
-        own = run.seeds or run.after or any(o.startswith("seed=") for o in run.overrides)
+        own = run.seeds or any(o.startswith("seed=") for o in run.overrides)
         out.append(run if own else replace(run, seeds=seeds, suite_seeds=True))
     return out
 
