@@ -77,6 +77,7 @@ def train(
     from symgen.cli.seeds import parse_seeds
     from symgen.config import resolve
     from symgen.training.run import train_run
+    from symgen.training.run_dir import seed_dir
     from symgen.training.stacked import train_seeds
 
     global interrupt_hint
@@ -84,10 +85,10 @@ def train(
     interrupt_hint = _resume_hint([out])
     if seeds is not None:
         seed_list = parse_seeds(seeds)
-        interrupt_hint = _resume_hint([out / f"seed-{seed}" for seed in seed_list])
+        interrupt_hint = _resume_hint([seed_dir(out, seed) for seed in seed_list])
         summaries = train_seeds(cfg, seed_list, out, resume, progress)
         for seed, summary in zip(seed_list, summaries, strict=True):
-            _report_done(out / f"seed-{seed}", summary)
+            _report_done(seed_dir(out, seed), summary)
         return
     summary = train_run(cfg, out, resume=resume, progress=progress)
     if int(os.environ.get("RANK", "0")) != 0:
@@ -157,6 +158,7 @@ def reproduce(
     claim's verdict holds only if it holds in every seed (`partly reproduced` names the others).
     --runs and --set change this invocation only (a shorter run on a lent GPU, say); claims.json's
     header and the report record them, and an analysis missing a run left out judges without it."""
+    from symgen.cli.seeds import suite_seeds
     from symgen.experiments.provenance import command_line
     from symgen.experiments.registry import list_suite
     from symgen.experiments.suite import Selection, list_plan, run_suite
@@ -179,20 +181,6 @@ def reproduce(
         selection=selection,
     )
     click.echo(f"report: {report}")
-
-
-def suite_seeds(text: str | None) -> int | tuple[int, ...] | None:
-    """`reproduce --seeds`: N (seeds 0..N-1), or a comma-separated list of seeds."""
-    from symgen.cli.seeds import parse_seeds
-
-    if text is None:
-        return None
-    if "," not in text:
-        try:
-            return int(text)
-        except ValueError:
-            raise UserError(f"--seeds {text!r}: give a count (3) or comma-separated seeds (4,5,6)") from None
-    return tuple(parse_seeds(text))
 
 
 @app.command()

@@ -21,3 +21,15 @@ def parse_seeds(text: str, option: str = "--seeds", example: str = "0,1,2", leas
     if len(set(seeds)) != len(seeds):
         raise UserError(f"{option} {text!r}: a value is repeated")
     return seeds
+
+
+def suite_seeds(text: str | None) -> int | tuple[int, ...] | None:
+    """`reproduce --seeds`: N (seeds 0..N-1), or a comma-separated list of seeds."""
+    if text is None:
+        return None
+    if "," not in text:
+        try:
+            return int(text)
+        except ValueError:
+            raise UserError(f"--seeds {text!r}: give a count (3) or comma-separated seeds (4,5,6)") from None
+    return tuple(parse_seeds(text))
