@@ -6,7 +6,10 @@ from pathlib import Path
 
 from conftest import symgen
 
+from symgen.experiments.book import merge
+from symgen.experiments.claims import ClaimResult, JudgedPart
 from symgen.experiments.registry import default_claims
+from symgen.experiments.report import read_claims, write_claims
 
 
 def test_two_outputs_of_different_experiments_make_one_claims_table(tmp_path: Path):
@@ -43,3 +46,35 @@ def test_a_folder_without_an_output_is_refused_in_one_line(tmp_path: Path):
         and done.stderr.count("\n") == 1
         and "no finished reproduce output" in done.stderr
     )
+
+
+def _output(out: Path, seeds: list[int], outcomes: list[str]) -> Path:
+    """A reproduce output holding claim A7.1 judged by one part with these per-seed outcomes."""
+    out.mkdir()
+    claim = ClaimResult(
+        "A7.1",
+        default_claims()["A7.1"].claim,
+        "A",
+        "reproduced" if outcomes[0] == "pass" else "not judged",
+        [JudgedPart("a part", outcomes[0], dict(zip(map(str, seeds), outcomes, strict=True)), {}, {})],
+        seeds,
+    )
+    write_claims(out / "claims.json", {"suite": "quick", "seeds": seeds}, [claim])
+    (out / "report.html").write_text("<html></html>")
+    return out
+
+
+def test_the_part_that_judged_a_claim_wins_over_one_with_more_seeds_that_did_not(tmp_path: Path):
+    judged = _output(tmp_path / "judged", [0], ["pass"])
+    unjudged = _output(tmp_path / "unjudged", [0, 1, 2], ["not judged"] * 3)
+    for order in ([judged, unjudged], [unjudged, judged]):
+        merge(order, tmp_path / f"book-{order[0].name}", "symgen report")
+        claims = {c.id: c for c in read_claims(tmp_path / f"book-{order[0].name}" / "claims.json")[1]}
+        assert claims["A7.1"].source["part"] == "judged" and claims["A7.1"].verdict == "reproduced"
+    more = _output(tmp_path / "more", [0, 1, 2], ["pass"] * 3)  # judged on more seeds: it wins
+    merge([judged, more], tmp_path / "book-more", "symgen report")
+    assert {c.id: c for c in read_claims(tmp_path / "book-more" / "claims.json")[1]}["A7.1"].seeds == [
+        0,
+        1,
+        2,
+    ]

@@ -3,10 +3,10 @@
 Parts of a suite run separately (`--only`, with any seeds) each write DIR/claims.json and
 DIR/report.html. The book copies each part into OUT/NAME/ (its report, its claims and every file its
 report links to: figures, and the summary and config of each run named as evidence), then writes
-OUT/claims.json and OUT/report.html with every claim once, judged by the part that measured it (the
-one with the most seeds; the later on the command line when they tie), beside that part's command,
-commit and seeds. A claim no part measured reads `not run` and names the `--only` that measures it.
-Every link of the book points inside OUT.
+OUT/claims.json and OUT/report.html with every claim once, judged by the part that measured it most
+(`evidence_weight`: the most judged part-seeds, then the most seeds; the later on the command line
+when they tie), beside that part's command, commit and seeds. A claim no part measured reads
+`not run` and names the `--only` that measures it. Every link of the book points inside OUT.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 from symgen.errors import UserError, writable_dir
-from symgen.experiments.claims import ClaimResult
+from symgen.experiments.claims import NOT_JUDGED, ClaimResult
 from symgen.experiments.provenance import stamp
 from symgen.experiments.registry import default_claims, measured_by
 from symgen.experiments.report import read_claims, write_claims, write_report
@@ -53,6 +53,14 @@ def copy_part(source: Path, target: Path) -> list[str]:
     return missing
 
 
+def evidence_weight(claim: ClaimResult) -> tuple[int, int]:
+    """How much a part measured of a claim: its parts judged (pass or fail) summed over seeds, then its
+    seeds. Seeds alone would let a part with more seeds but without the claim's runs (every part `not
+    judged`) displace one that judged it."""
+    judged = sum(o != NOT_JUDGED for part in claim.parts for o in part.outcomes.values())
+    return judged, len(claim.seeds)
+
+
 def _rebased(claim: ClaimResult, part: str, header: dict) -> ClaimResult:
     """The claim as the book shows it: evidence inside the part's folder, and where it came from."""
     claim.evidence = [
@@ -85,7 +93,7 @@ def merge(sources: list[Path], out: Path, command: str) -> Path:
             if claim.verdict == "not run" or claim.id not in claims:
                 continue
             held = claims[claim.id]
-            if held.verdict == "not run" or len(claim.seeds) >= len(held.seeds):
+            if held.verdict == "not run" or evidence_weight(claim) >= evidence_weight(held):
                 claims[claim.id] = _rebased(claim, name, header)
     for cid, claim in claims.items():
         if claim.verdict == "not run":
