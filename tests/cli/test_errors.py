@@ -100,7 +100,16 @@ def test_ctrl_c_closes_the_progress_bar_then_says_how_to_continue(tmp_path: Path
     run = tmp_path / "run"
     cmd = [sys.executable, "-m", "symgen", "train", "reverse", *TINY, "train.steps=100000", "--out", str(run)]
     env = os.environ | {"OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # a shell that starts its jobs in the background (`cmd &`) ignores SIGINT in them, and a child
+    # inherits that; a terminal's Ctrl-C reaches a process whose SIGINT is the default
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.time() + 120
     while not list(run.glob("checkpoints/*.json")):
         assert proc.poll() is None and time.time() < deadline, "no checkpoint before the deadline"
