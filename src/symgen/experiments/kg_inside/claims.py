@@ -190,7 +190,7 @@ def check_b54(models: list[dict], evidence: list[str]) -> Claim:
             f"every fixed-R model with R > 4 gains depth with more inference iterations (r in 1..3R against "
             f"the training R; {how})",
             [m for m in fixed if m["R"] > 4],
-            "the suite trains no fixed-R model with R > 4",
+            "no fixed-R model with R > 4 in this output",
             lambda ms: all(_gains(m) for m in ms),
             lambda ms: "; ".join(_gain(m) for m in ms),
         ),
@@ -198,7 +198,7 @@ def check_b54(models: list[dict], evidence: list[str]) -> Claim:
             "the dynamic-R model gains depth with more inference iterations (r in 1..3 × its largest R, "
             f"against the best r of its training range; {how})",
             dynamic,
-            "no dynamic-R model in this suite",
+            "no dynamic-R model in this output",
             lambda ms: all(_gains(m) for m in ms),
             lambda ms: "; ".join(_gain(m) for m in ms),
         ),
@@ -208,7 +208,7 @@ def check_b54(models: list[dict], evidence: list[str]) -> Claim:
             _depth_part(
                 f"R = {r} does not gain depth with more inference iterations (r in 1..{3 * r}; {how})",
                 [m for m in fixed if m["R"] == r],
-                f"the suite trains no fixed-R model with R = {r}",
+                f"no fixed-R model with R = {r} in this output",
                 lambda ms: not any(_gains(m) for m in ms),
                 lambda ms: "; ".join(_gain(m) for m in ms),
             )

@@ -77,7 +77,7 @@ def speed_part(looped: dict[str, dict], suite: str) -> Part:
     r2, r4 = _at(looped, 2), _at(looped, 4)
     if r2 is None or r4 is None:
         missing = " or ".join(f"R = {r}" for r, run in ((2, r2), (4, r4)) if run is None)
-        return not_judged(text, f"the {suite} suite trains no looped run at {missing}")
+        return not_judged(text, f"no looped run at {missing} in this {suite} output")
     arms = dict([r2, r4])
     values = _values(arms, "ood_step", "steps", "id")
     if why := _not_learned(arms):

@@ -116,7 +116,7 @@ def em(final: dict[str, float], scenario: str, prefix: str = "eval/") -> float:
 
 def _missing(finals: Finals, methods: list[str]) -> str:
     absent = [label(m) for m in methods if m not in finals]
-    return f"the suite trains no {' or '.join(absent)} run" if absent else ""
+    return f"no {' or '.join(absent)} run in this output" if absent else ""
 
 
 def _unlearned(finals: Finals, methods: list[str]) -> str:
