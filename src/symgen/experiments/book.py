@@ -17,7 +17,7 @@ from pathlib import Path
 
 from symgen.errors import UserError, writable_dir
 from symgen.experiments.claims import NOT_JUDGED, ClaimResult
-from symgen.experiments.provenance import commit, stamp
+from symgen.experiments.provenance import stamp
 from symgen.experiments.registry import default_claims, measured_by
 from symgen.experiments.report import read_claims, write_claims, write_report
 from symgen.experiments.types import Link, Section, Table
@@ -81,8 +81,8 @@ def merge(sources: list[Path], out: Path, command: str) -> Path:
         if not (source / "claims.json").is_file() or not (source / "report.html").is_file():
             raise UserError(f"{source} holds no finished reproduce output (claims.json and report.html)")
     writable_dir(out)
-    # read before the book writes: a book inside the source tree would otherwise mark it -dirty itself
-    source_commit = commit()
+    # stamped before the book writes: a book inside the source tree would otherwise mark it -dirty itself
+    book_header = stamp(command)
     claims = default_claims()
     parts, taken = [], set()
     for source in sources:
@@ -100,8 +100,7 @@ def merge(sources: list[Path], out: Path, command: str) -> Path:
     for cid, claim in claims.items():
         if claim.verdict == "not run":
             claim.notes = {"": f"no part measured it: `symgen reproduce --only {measured_by(cid)}` does"}
-    header = stamp(command, suite=_suites(parts), seeds=_seeds(parts), parts=[p[0] for p in parts])
-    header["commit"] = source_commit
+    header = book_header | {"suite": _suites(parts), "seeds": _seeds(parts), "parts": [p[0] for p in parts]}
     write_claims(out / "claims.json", header, list(claims.values()))
     figures = [
         out / e for c in claims.values() for e in c.evidence if e.endswith(".png") and (out / e).is_file()
