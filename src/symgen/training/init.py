@@ -15,14 +15,14 @@ from symgen.measures.rows import new_rows
 from symgen.models.transformer import Transformer
 from symgen.tasks.base import Task
 from symgen.training.checkpoint import load_weights
-from symgen.training.run_dir import seed_dir
+from symgen.training.run_dir import seed_dir, seed_listing
 
 
 def source_run(init_from: Path, seed: int) -> Path:
     """The run a run starts from: `init_from` itself, or, where it holds several stacked seeds
     (`--seeds`: seeds.json and one folder per seed), the same seed's run, so that each seed of a
     fine-tune starts from its own seed's pretraining."""
-    if (init_from / "seeds.json").exists() and not (init_from / "final.safetensors").exists():
+    if seed_listing(init_from).exists() and not (init_from / "final.safetensors").exists():
         return seed_dir(init_from, seed)
     return init_from
 

@@ -72,6 +72,11 @@ def seed_dir(out: Path, seed: int) -> Path:
     return Path(out) / f"seed-{seed}"
 
 
+def seed_listing(out: Path) -> Path:
+    """The seed list of a stacked run (`--seeds`), beside its seed folders."""
+    return Path(out) / "seeds.json"
+
+
 # settings a finished run may grow under --resume: it then goes on from its last checkpoint
 EXTENDABLE = ("train.steps", "train.budget_layer_passes")
 STOPPED_BY_LIMIT = ("steps", "budget")  # a run stopped otherwise (a stalled curriculum) would stop again

@@ -41,6 +41,7 @@ from symgen.training.run_dir import (
     read_summary,
     reopen,
     seed_dir,
+    seed_listing,
 )
 from symgen.training.trainer import Trainer, progress_bar
 
@@ -126,7 +127,7 @@ def train_seeds(
         raise UserError("--seeds trains every seed in one process; run it without torchrun")
     out = Path(out)
     existed = out.exists()
-    listing = out / "seeds.json"
+    listing = seed_listing(out)
     if listing.exists() and json.loads(listing.read_text())["seeds"] != seeds:
         stored = ",".join(map(str, json.loads(listing.read_text())["seeds"]))
         raise UserError(f"{out} holds a stacked run of seeds {stored}; resume it with --seeds {stored}")
