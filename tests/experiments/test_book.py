@@ -64,17 +64,17 @@ def _output(out: Path, seeds: list[int], outcomes: list[str]) -> Path:
     return out
 
 
+def _merged_a71(sources: list[Path], book: Path):
+    """Claim A7.1 as the book merged from `sources` holds it."""
+    merge(sources, book, "symgen report")
+    return {c.id: c for c in read_claims(book / "claims.json")[1]}["A7.1"]
+
+
 def test_the_part_that_judged_a_claim_wins_over_one_with_more_seeds_that_did_not(tmp_path: Path):
     judged = _output(tmp_path / "judged", [0], ["pass"])
     unjudged = _output(tmp_path / "unjudged", [0, 1, 2], ["not judged"] * 3)
     for order in ([judged, unjudged], [unjudged, judged]):
-        merge(order, tmp_path / f"book-{order[0].name}", "symgen report")
-        claims = {c.id: c for c in read_claims(tmp_path / f"book-{order[0].name}" / "claims.json")[1]}
-        assert claims["A7.1"].source["part"] == "judged" and claims["A7.1"].verdict == "reproduced"
+        claim = _merged_a71(order, tmp_path / f"book-{order[0].name}")
+        assert claim.source["part"] == "judged" and claim.verdict == "reproduced"
     more = _output(tmp_path / "more", [0, 1, 2], ["pass"] * 3)  # judged on more seeds: it wins
-    merge([judged, more], tmp_path / "book-more", "symgen report")
-    assert {c.id: c for c in read_claims(tmp_path / "book-more" / "claims.json")[1]}["A7.1"].seeds == [
-        0,
-        1,
-        2,
-    ]
+    assert _merged_a71([judged, more], tmp_path / "book-more").seeds == [0, 1, 2]
