@@ -1,6 +1,7 @@
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from conftest import symgen
 
@@ -96,6 +97,22 @@ def test_a_claim_holds_only_if_it_holds_in_every_seed(tmp_path: Path):
     b51 = next(c for c in read(out)[1] if c["id"] == "B5.1")
     check_parts(b51)
     assert b51["seeds"] == [0, 1] and b51["verdict"] != "reproduced"  # smoke models do not grok
+    # two stacked seeds train in one process: its seconds count once, not once per seed
+    timing, runs = read(out)[0]["timing"], out / "runs"
+
+    def process_seconds(run: Path) -> float:
+        seeds = [json.loads((d / "summary.json").read_text())["train_seconds"] for d in run.glob("seed-*")]
+        return sum(seeds) / len(seeds)
+
+    per_run = {r.name: process_seconds(r) for r in runs.iterdir() if r.is_dir()}
+    assert (
+        set(timing["train_seconds_per_run"])
+        == set(per_run)
+        == {"kg-sys-looped", "kg-sys-looped-r2", "kg-sys-vanilla", "kg-sys-deep"}
+    )
+    assert timing["train_seconds_per_run"] == pytest.approx(per_run, abs=0.1)
+    assert timing["train_seconds_of_runs"] == pytest.approx(sum(per_run.values()), abs=0.5)
+    assert "Training time per run" in (out / "report.html").read_text()
 
     # tamper with seed 0 only: its looped models now learn and generalize out of distribution
     for run in ("kg-sys-looped", "kg-sys-looped-r2"):

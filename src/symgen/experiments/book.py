@@ -131,14 +131,21 @@ def _parts_section(parts: list[tuple[str, dict, list[str]]]) -> Section:
                 header.get("command", ""),
                 header.get("commit", ""),
                 ", ".join(map(str, header.get("seeds", []))),
-                f"{timing.get('wall_seconds', 0) / 60:.0f} min" if timing else "—",
+                _minutes(timing.get("train_seconds_of_runs")),
+                _minutes(timing.get("wall_seconds")),
                 ", ".join(header.get("experiments", [])),
                 f"{len(missing)} missing" if missing else "",
             ]
         )
     table = Table(
-        ["part", "command", "commit", "seeds", "wall time", "experiments", "links"],
+        ["part", "command", "commit", "seeds", "training time", "last invocation", "experiments", "links"],
         rows,
-        "The outputs merged here; each part's own report is NAME/report.html.",
+        "The outputs merged here; each part's own report is NAME/report.html, with its training time "
+        "run by run. Training time: the runs' own seconds, a process counted once (stacked seeds share "
+        "one), summed over resumes; last invocation: the wall clock of the command that wrote the part.",
     )
     return Section("The parts of this book", [], [], [table])
+
+
+def _minutes(seconds: float | None) -> str:
+    return "—" if seconds is None else f"{seconds / 60:.0f} min"

@@ -22,6 +22,7 @@ import click
 from symgen.config import ExperimentConfig, resolve
 from symgen.errors import UserError, writable_dir
 from symgen.experiments.claims import Claim, ClaimResult, merge_seeds
+from symgen.experiments.cost import cost_table, run_costs
 from symgen.experiments.plan import last_wins
 from symgen.experiments.provenance import stamp
 from symgen.experiments.registry import default_claims, select
@@ -29,7 +30,7 @@ from symgen.experiments.report import write_claims, write_report
 from symgen.experiments.seeds import combine_sections
 from symgen.experiments.types import Experiment, RunSpec, Section
 from symgen.training.run import train_run
-from symgen.training.run_dir import EXTENDABLE, check_resumable, extension, read_summary, reopen, seed_dir
+from symgen.training.run_dir import EXTENDABLE, check_resumable, extension, reopen, seed_dir
 from symgen.training.stacked import train_seeds
 
 
@@ -320,10 +321,13 @@ def run_suite(
         section, judged = analyze_experiment(exp, suite, runs_of(exp), out, left_out)
         sections.append(section)
         claims |= judged
-    train_seconds = sum(read_summary(d)["train_seconds"] for r in all_runs for d in r.run_dirs(run_root))
+    costs = run_costs(all_runs, run_root)
+    if costs:
+        sections.append(Section("Training time per run", tables=[cost_table(costs)]))
     timing = {
         "wall_seconds": round(time.time() - started, 1),
-        "train_seconds_of_runs": round(train_seconds, 1),
+        "train_seconds_of_runs": round(sum(c.seconds for c in costs), 1),
+        "train_seconds_per_run": {c.name: round(c.seconds, 1) for c in costs},
     }
     header = stamp(
         command,

@@ -1,0 +1,70 @@
+"""What an output's training cost, run by run, from the runs' own summaries.
+
+Seconds are counted once per training process: the seeds of a stacked run share one process (each
+seed's summary holds the process's seconds), and an extension (`extends`) continues its source's
+clock, so its own cost is what it added.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from symgen.experiments.types import RunSpec, Table
+from symgen.training.run_dir import read_summary
+
+
+@dataclass(frozen=True)
+class RunCost:
+    name: str
+    seeds: int
+    steps: int
+    layer_passes: int | None
+    seconds: float  # this run's own training seconds, all its seeds together
+
+
+def process_seconds(run_dirs: list[Path]) -> float:
+    """Training seconds of the processes that trained these directories (a stacked one once)."""
+    total = 0.0
+    for run_dir in run_dirs:
+        summary = read_summary(run_dir)
+        total += summary["train_seconds"] / summary.get("stacked_seeds", 1)
+    return total
+
+
+def run_costs(runs: list[RunSpec], run_root: Path) -> list[RunCost]:
+    """Each finished run's own cost, in the order given."""
+    by_name = {r.name: r for r in runs}
+    costs = []
+    for run in runs:
+        dirs = run.run_dirs(run_root)
+        seconds = process_seconds(dirs)
+        if run.extends in by_name:
+            seconds -= process_seconds(by_name[run.extends].run_dirs(run_root))
+        first = read_summary(dirs[0])
+        passes = first.get("layer_passes")
+        costs.append(RunCost(run.name, len(dirs), first["steps"], passes, max(seconds, 0.0)))
+    return costs
+
+
+def cost_table(costs: list[RunCost]) -> Table:
+    """One row per run, the most costly first, with its share of the total."""
+    total = sum(c.seconds for c in costs) or 1.0
+    rows = [
+        [
+            c.name,
+            c.seeds,
+            c.steps,
+            "—" if c.layer_passes is None else c.layer_passes,
+            round(c.seconds),
+            round(c.seconds / c.seeds),
+            f"{100 * c.seconds / total:.0f} %",
+        ]
+        for c in sorted(costs, key=lambda c: -c.seconds)
+    ]
+    return Table(
+        ["run", "seeds", "steps", "layer passes", "training s", "s per seed", "share"],
+        rows,
+        "Training seconds measured by each run (summed over resumes, one process counted once: stacked "
+        "seeds share one; an extension counts what it added to the run it continues).",
+    )
