@@ -57,6 +57,14 @@ def test_b52_a_tampered_part_flips_the_verdict(change: dict, broken: str):
     assert part(claim, broken).outcome == FAIL and claim.verdict == "partly reproduced"
 
 
+def test_b52_without_a_looped_run_judges_only_the_vanilla_part():
+    deep = {"name": "kg-sys-deep", "id": 0.95, "ood_target_r2": 0.02}
+    claim = check_b52(None, deep, None, [])  # an output whose --runs left out every looped run
+    assert outcomes(claim) == [NOT_JUDGED] * 3 + [PASS] and claim.verdict == "partly reproduced"
+    assert all("no looped systematic run" in p.measured for p in claim.parts[:3])
+    assert [p.text for p in claim.parts] == [p.text for p in b52().parts]  # the same sentence, part by part
+
+
 def test_b52_an_arm_that_never_learned_is_not_judged_and_named():
     deep_unlearned = b52(deep_id=0.5, deep_r2=0.0)
     lens = part(deep_unlearned, "the depth-matched vanilla")

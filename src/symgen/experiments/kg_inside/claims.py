@@ -69,45 +69,52 @@ def _gated(text: str, why: str, ok: bool, measured: str, values: dict) -> Part:
     return not_judged(text, why, values) if why else judge(text, ok, measured, values)
 
 
-def check_b52(looped: dict, deep: dict | None, vanilla: dict | None, evidence: list[str]) -> Claim:
+ORDER_TEXT = (
+    "the three phases come in the order train, ID, OOD (the first step from which train and ID "
+    f"accuracy stay >= {THRESHOLDS['train']:g} / {THRESHOLDS['id']:g}, OOD >= {THRESHOLDS['ood']:g}, "
+    f"for {PATIENCE} evaluations)"
+)
+GROK_TEXT = f"ID comes much later than train (grokking): ID phase step >= {GROKKING:g} × the train phase step"
+BRIDGE_TEXT = (
+    "after grokking the bridge entity is decodable at the r1 position early in the first iteration: "
+    f"best top-1 over iteration 1's layers, final weights, ID items >= {DECODABLE}"
+)
+
+
+def check_b52(looped: dict | None, deep: dict | None, vanilla: dict | None, evidence: list[str]) -> Claim:
     """`looped`: name, id (final ID accuracy), phases {train, id, ood: step or None}, evals_between
     (evaluations from the train phase to the ID phase), bridge_iteration_1 (best ID bridge top-1 over
-    iteration 1's layers at the final weights); `deep` / `vanilla`: name, id, ood_target_r2 (the OOD
-    target's top-1 at r2, the highest over every layer of every kept checkpoint)."""
+    iteration 1's layers at the final weights), or None when no looped systematic run was trained;
+    `deep` / `vanilla`: name, id, ood_target_r2 (the OOD target's top-1 at r2, the highest over every
+    layer of every kept checkpoint)."""
+    if looped is None:
+        why = "no looped systematic run (R > 1) in this output"
+        parts = [not_judged(text, why) for text in (ORDER_TEXT, GROK_TEXT, BRIDGE_TEXT)]
+        return B52.check([*parts, _vanilla_lens_part(deep, vanilla)], evidence)
     why = unlearned(_ids(looped), LEARNED_ID, ID_WHAT)
-    phases, bars = looped["phases"], THRESHOLDS
+    phases = looped["phases"]
     train, id_ = phases["train"], phases["id"]
     gap = None if train is None or id_ is None else id_ - train
-    order = (
-        "the three phases come in the order train, ID, OOD (the first step from which train and ID "
-        f"accuracy stay >= {bars['train']:g} / {bars['id']:g}, OOD >= {bars['ood']:g}, for {PATIENCE} "
-        "evaluations)"
-    )
-    grok = f"ID comes much later than train (grokking): ID phase step >= {GROKKING:g} × the train phase step"
-    bridge = (
-        "after grokking the bridge entity is decodable at the r1 position early in the first iteration: "
-        f"best top-1 over iteration 1's layers, final weights, ID items >= {DECODABLE}"
-    )
     value = looped["bridge_iteration_1"]
     gap_values = {"train_phase": train, "id_phase": id_, "gap_steps": gap}
     gap_values["gap_evaluations"] = looped["evals_between"]
     parts = [
         _gated(
-            order,
+            ORDER_TEXT,
             why,
             in_order(phases),
             f"train {_at(train)}, ID {_at(id_)}, OOD {_at(phases['ood'])}",
             {f"{k}_phase": v for k, v in phases.items()},
         ),
         _gated(
-            grok,
+            GROK_TEXT,
             why,
             gap is not None and id_ >= GROKKING * train,
             f"train {_at(train)}, ID {_at(id_)}"
             + ("" if gap is None else f": {gap} steps and {looped['evals_between']} evaluation(s) apart"),
             gap_values,
         ),
-        _gated(bridge, why, value >= DECODABLE, f"{value:.3f}", {"bridge_iteration_1": value}),
+        _gated(BRIDGE_TEXT, why, value >= DECODABLE, f"{value:.3f}", {"bridge_iteration_1": value}),
         _vanilla_lens_part(deep, vanilla),
     ]
     return B52.check(parts, evidence)

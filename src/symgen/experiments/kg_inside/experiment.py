@@ -188,12 +188,12 @@ def b56(section: Section, dynamic: tuple[str, Path] | None, figure_dir: Path) ->
     return check_b56(by_eps, dynamic[0], evidence)
 
 
-def _systematic_runs(run_dirs: dict[str, Path]) -> tuple[str, str | None, str | None]:
-    """The looped systematic run the lens reads (R = 4 when trained), the depth-matched vanilla run
-    and the one-block vanilla run."""
+def _systematic_runs(run_dirs: dict[str, Path]) -> tuple[str | None, str | None, str | None]:
+    """The looped systematic run the lens reads (R = 4 when trained; None when none was), the
+    depth-matched vanilla run and the one-block vanilla run."""
     loops = {n: run_finals(r)[0]["loops"] for n, r in run_dirs.items() if n.startswith("kg-sys")}
     looped = [n for n, r in loops.items() if r > 1]
-    pick = next((n for n in looped if loops[n] == 4), looped[0])
+    pick = next((n for n in looped if loops[n] == 4), looped[0] if looped else None)
     deep = "kg-sys-deep" if "kg-sys-deep" in loops else None
     vanilla = "kg-sys-vanilla" if "kg-sys-vanilla" in loops else None
     return pick, deep, vanilla
@@ -232,6 +232,10 @@ def _vanilla_lens(name: str | None, run_dirs: dict[str, Path]) -> tuple[dict | N
 def b52(section: Section, run_dirs: dict[str, Path], figure_dir: Path) -> Claim:
     """Three phases in order, and the logit lens on the looped and vanilla systematic runs."""
     name, deep_name, vanilla_name = _systematic_runs(run_dirs)
+    deep, deep_rows = _vanilla_lens(deep_name, run_dirs)
+    vanilla, vanilla_rows = _vanilla_lens(vanilla_name, run_dirs)
+    if name is None:
+        return check_b52(None, deep, vanilla, [str(run_dirs[n]) for n in (deep_name, vanilla_name) if n])
     finals, records = run_finals(run_dirs[name])
     phases = finals["phases"]
     steps, _ = curve(records, "eval/id/accuracy")
@@ -242,8 +246,6 @@ def b52(section: Section, run_dirs: dict[str, Path], figure_dir: Path) -> Claim:
     section.figures.append(_copy_figure(lens, figure_dir, "kg_lens_looped.png"))
     looped = {"name": name, "id": finals["id"], "phases": phases, "evals_between": between}
     looped["bridge_iteration_1"] = first_iteration_bridge(lens)
-    deep, deep_rows = _vanilla_lens(deep_name, run_dirs)
-    vanilla, vanilla_rows = _vanilla_lens(vanilla_name, run_dirs)
     sets = [f"{s} {p}" for s in ("train", "id", "ood") for p in ("bridge@r1", "target@r2")]
     section.tables.append(
         Table(
