@@ -48,9 +48,12 @@ def test_a_folder_without_an_output_is_refused_in_one_line(tmp_path: Path):
     )
 
 
-def _output(out: Path, seeds: list[int], outcomes: list[str]) -> Path:
-    """A reproduce output holding claim A7.1 judged by one part with these per-seed outcomes."""
+def _output(out: Path, seeds: list[int], outcomes: list[str], trained: bool = False) -> Path:
+    """A reproduce output holding claim A7.1 judged by one part with these per-seed outcomes; its
+    evidence run is in the output when `trained`."""
     out.mkdir()
+    if trained:
+        (out / "runs" / "unseen-standard").mkdir(parents=True)
     claim = ClaimResult(
         "A7.1",
         default_claims()["A7.1"].claim,
@@ -58,6 +61,7 @@ def _output(out: Path, seeds: list[int], outcomes: list[str]) -> Path:
         "reproduced" if outcomes[0] == "pass" else "not judged",
         [JudgedPart("a part", outcomes[0], dict(zip(map(str, seeds), outcomes, strict=True)), {}, {})],
         seeds,
+        ["unseen-standard"],
     )
     write_claims(out / "claims.json", {"suite": "quick", "seeds": seeds}, [claim])
     (out / "report.html").write_text("<html></html>")
@@ -78,3 +82,10 @@ def test_the_part_that_judged_a_claim_wins_over_one_with_more_seeds_that_did_not
         assert claim.source["part"] == "judged" and claim.verdict == "reproduced"
     more = _output(tmp_path / "more", [0, 1, 2], ["pass"] * 3)  # judged on more seeds: it wins
     assert _merged_a71([judged, more], tmp_path / "book-more").seeds == [0, 1, 2]
+
+
+def test_among_parts_that_judged_nothing_the_one_that_trained_the_runs_wins(tmp_path: Path):
+    trained = _output(tmp_path / "trained", [0], ["not judged"], trained=True)  # an arm never learned
+    absent = _output(tmp_path / "absent", [0, 1, 2], ["not judged"] * 3)  # --runs left the run out
+    for order in ([trained, absent], [absent, trained]):
+        assert _merged_a71(order, tmp_path / f"book-{order[0].name}").source["part"] == "trained"

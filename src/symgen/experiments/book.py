@@ -4,9 +4,10 @@ Parts of a suite run separately (`--only`, with any seeds) each write DIR/claims
 DIR/report.html. The book copies each part into OUT/NAME/ (its report, its claims and every file its
 report links to: figures, and the summary and config of each run named as evidence), then writes
 OUT/claims.json and OUT/report.html with every claim once, judged by the part that measured it most
-(`evidence_weight`: the most judged part-seeds, then the most seeds; the later on the command line
-when they tie), beside that part's command, commit and seeds. A claim no part measured reads
-`not run` and names the `--only` that measures it. Every link of the book points inside OUT.
+(`evidence_weight`: the most judged part-seeds, then the most of the claim's runs held, then the
+most seeds; the later on the command line when they tie), beside that part's command, commit and
+seeds. A claim no part measured reads `not run` and names the `--only` that measures it. Every link
+of the book points inside OUT.
 """
 
 from __future__ import annotations
@@ -53,12 +54,15 @@ def copy_part(source: Path, target: Path) -> list[str]:
     return missing
 
 
-def evidence_weight(claim: ClaimResult) -> tuple[int, int]:
-    """How much a part measured of a claim: its parts judged (pass or fail) summed over seeds, then its
-    seeds. Seeds alone would let a part with more seeds but without the claim's runs (every part `not
-    judged`) displace one that judged it."""
+def evidence_weight(claim: ClaimResult, part: Path) -> tuple[int, int, int]:
+    """How much a part measured of a claim: its parts judged (pass or fail) summed over seeds, then
+    how many of the claim's evidence runs the part holds, then its seeds. Seeds alone would let a part
+    with more seeds but without the claim's runs (every part `not judged`) displace one that judged
+    it; among parts that judged nothing, one that trained the runs says why (an arm never learned)."""
     judged = sum(o != NOT_JUDGED for part in claim.parts for o in part.outcomes.values())
-    return judged, len(claim.seeds)
+    runs = [e.removeprefix("runs/").split("/")[0] for e in claim.evidence if not e.endswith(".png")]
+    held = sum((part / "runs" / name).is_dir() for name in dict.fromkeys(runs))
+    return judged, held, len(claim.seeds)
 
 
 def _rebased(claim: ClaimResult, part: str, header: dict) -> ClaimResult:
@@ -84,6 +88,7 @@ def merge(sources: list[Path], out: Path, command: str) -> Path:
     # stamped before the book writes: a book inside the source tree would otherwise mark it -dirty itself
     book_header = stamp(command)
     claims = default_claims()
+    weights: dict[str, tuple[int, int, int]] = {}
     parts, taken = [], set()
     for source in sources:
         name = part_name(source, taken)
@@ -94,9 +99,9 @@ def merge(sources: list[Path], out: Path, command: str) -> Path:
         for claim in judged:
             if claim.verdict == "not run" or claim.id not in claims:
                 continue
-            held = claims[claim.id]
-            if held.verdict == "not run" or evidence_weight(claim) >= evidence_weight(held):
-                claims[claim.id] = _rebased(claim, name, header)
+            weight = evidence_weight(claim, source)
+            if claims[claim.id].verdict == "not run" or weight >= weights[claim.id]:
+                claims[claim.id], weights[claim.id] = _rebased(claim, name, header), weight
     for cid, claim in claims.items():
         if claim.verdict == "not run":
             claim.notes = {"": f"no part measured it: `symgen reproduce --only {measured_by(cid)}` does"}

@@ -31,7 +31,7 @@ VERDICT_LEGEND = {
     "partly reproduced": "some part passes on some seed, but not every part on every seed",
     "not reproduced": "no part passes on any seed, and some part fails",
     "not judged": "no part could be judged: an arm of the comparison never learned its own seen task, "
-    "or the suite lacks the runs, package or scale the part needs (each part says which)",
+    "or the output lacks the runs, package or scale the part needs (each part says which)",
     "not run": "no output measured the claim",
 }
 
