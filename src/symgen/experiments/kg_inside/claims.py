@@ -127,7 +127,7 @@ def _vanilla_lens_part(deep: dict | None, vanilla: dict | None) -> Part:
     )
     values = {f"{r['name']}/ood_target_r2": r["ood_target_r2"] for r in (deep, vanilla) if r is not None}
     if deep is None:
-        return not_judged(text, "no depth-matched vanilla run in this suite", values)
+        return not_judged(text, "no depth-matched vanilla run in this output", values)
     beside = (
         "" if vanilla is None else f" (beside it, one block {vanilla['name']} {vanilla['ood_target_r2']:.3f})"
     )
@@ -225,7 +225,7 @@ def check_b54(models: list[dict], evidence: list[str]) -> Claim:
             "at its training R no fixed-R model passes its training depth (the deepest hop with test-chain "
             "accuracy >= 0.6 is at most the deepest hop count in training when the curriculum ended)",
             fixed,
-            "no looped fixed-R model in this suite",
+            "no looped fixed-R model in this output",
             lambda ms: all((m["depth_baseline"] or 0) <= m["curriculum_stage"] for m in ms),
             lambda ms: "; ".join(
                 f"{m['name']}: {_hops(m['depth_baseline'])} at R = {m['R']}, "
@@ -266,7 +266,7 @@ def check_b55(fixed: dict | None, dynamic: dict | None, evidence: list[str]) -> 
     ({hop_k: {margin: [...], peak_iteration, peak_margin}} from the margin analysis). Judged on the
     hop counts 2..the fixed model's learnable depth, where it learned to answer."""
     if fixed is None:
-        why = "no looped fixed-R depth model in this suite"
+        why = "no looped fixed-R depth model in this output"
         return B55.check([not_judged(PEAK_TEXT, why), not_judged(SLOWER_TEXT, why)], evidence)
     depth = fixed["learnable_depth"] or 0
     hops = [f"hop_{k}" for k in range(2, depth + 1) if f"hop_{k}" in fixed["groups"]]
@@ -282,7 +282,7 @@ def check_b55(fixed: dict | None, dynamic: dict | None, evidence: list[str]) -> 
     why = unlearned(arms, LEARNED_DEPTH, DEPTH_WHAT) or none
     parts = [not_judged(PEAK_TEXT, why, values) if why else _peak_part(fixed, hops, values)]
     if dynamic is None:
-        parts.append(not_judged(SLOWER_TEXT, "no dynamic-R model in this suite"))
+        parts.append(not_judged(SLOWER_TEXT, "no dynamic-R model in this output"))
     elif (
         why := unlearned(arms | {dynamic["name"]: dynamic["learnable_depth"] or 0}, LEARNED_DEPTH, DEPTH_WHAT)
         or none
@@ -365,5 +365,5 @@ def check_b56(by_eps: dict[float, dict], name: str | None, evidence: list[str]) 
     """B5.6 at every KL threshold of KL_EPS, on the dynamic-R model `name` (by_eps: its halting results)."""
     if name is None:
         texts = [t for eps in KL_EPS for t in halting_texts(eps)]
-        return B56.check([not_judged(t, "no dynamic-R model in this suite") for t in texts], evidence)
+        return B56.check([not_judged(t, "no dynamic-R model in this output") for t in texts], evidence)
     return B56.check([p for eps in KL_EPS for p in halting_parts(by_eps[eps], name)], evidence)

@@ -42,7 +42,7 @@ def _values(finals: dict[str, dict], *keys: str) -> dict[str, float | None]:
 def looped_part(looped: dict[str, dict]) -> Part:
     text = f"every looped run reaches OOD 2-hop accuracy >= {LOOPED_OOD} (quick bar)"
     if not looped:
-        return not_judged(text, "no looped run in this suite")
+        return not_judged(text, "no looped run in this output")
     values = _values(looped, "ood", "id")
     if why := _not_learned(looped):
         return not_judged(text, why, values)
@@ -56,7 +56,7 @@ def vanilla_part(vanilla: dict[str, dict]) -> Part:
         f"distinct blocks) stay at OOD 2-hop accuracy <= {VANILLA_OOD}"
     )
     if not vanilla:
-        return not_judged(text, "no vanilla run in this suite")
+        return not_judged(text, "no vanilla run in this output")
     values = _values(vanilla, "ood", "id")
     if why := _not_learned(vanilla):
         return not_judged(text, why, values)
@@ -99,7 +99,7 @@ def level_part(looped: dict[str, dict]) -> Part:
         "(judged at every scale; smaller models and data may sit lower)"
     )
     if not looped:
-        return not_judged(text, "no looped run in this suite")
+        return not_judged(text, "no looped run in this output")
     values = _values(looped, "ood", "id")
     if why := _not_learned(looped):
         return not_judged(text, why, values)
