@@ -105,12 +105,14 @@ def test_a_claim_holds_only_if_it_holds_in_every_seed(tmp_path: Path):
         return sum(seeds) / len(seeds)
 
     per_run = {r.name: process_seconds(r) for r in runs.iterdir() if r.is_dir()}
+    recorded = timing["runs"]
     assert (
-        set(timing["train_seconds_per_run"])
+        set(recorded)
         == set(per_run)
         == {"kg-sys-looped", "kg-sys-looped-r2", "kg-sys-vanilla", "kg-sys-deep"}
     )
-    assert timing["train_seconds_per_run"] == pytest.approx(per_run, abs=0.1)
+    assert {n: r["seconds"] for n, r in recorded.items()} == pytest.approx(per_run, abs=0.1)
+    assert all(r["seeds"] == 2 and r["steps"] > 0 for r in recorded.values())
     assert timing["train_seconds_of_runs"] == pytest.approx(sum(per_run.values()), abs=0.5)
     assert "Training time per run" in (out / "report.html").read_text()
 

@@ -37,6 +37,11 @@ def test_two_outputs_of_different_experiments_make_one_claims_table(tmp_path: Pa
     assert (book / "part-theory" / "report.html").is_file() and (
         book / "part-transfer" / "claims.json"
     ).is_file()
+    # the transfer part's runs, each with the training time it measured, in the book's time table
+    transfer_runs = json.loads((parts["transfer"] / "claims.json").read_text())["timing"]["runs"]
+    page = (book / "report.html").read_text()
+    assert transfer_runs and all(f"<td>{name}</td>" in page for name in transfer_runs)
+    assert "Training time per run" in page and "runs of 2 parts" in page
 
 
 def test_a_folder_without_an_output_is_refused_in_one_line(tmp_path: Path):

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from symgen.experiments.cost import cost_table, run_costs
+from symgen.experiments.cost import as_header, cost_table, from_header, run_costs
 from symgen.experiments.types import RunSpec
 
 
@@ -40,3 +40,12 @@ def test_an_extension_that_stalled_already_adds_nothing(tmp_path: Path):
     finish(tmp_path / "budget-stall", 300.0, 1000)  # reopened: it ended by its curriculum, so it stays
     runs = [RunSpec("budget", "r"), RunSpec("budget-stall", "r", extends="budget")]
     assert [c.seconds for c in run_costs(runs, tmp_path)] == [300.0, 0.0]
+
+
+def test_costs_read_back_from_a_header_name_their_part(tmp_path: Path):
+    finish(tmp_path / "single", 50.0, 200)
+    costs = run_costs([RunSpec("single", "r")], tmp_path)
+    again = from_header(as_header(costs), "quick-a")
+    assert again[0].seconds == 50.0 and again[0].part == "quick-a" and again[0].steps == 200
+    table = cost_table(again)
+    assert table.headers[0] == "part" and table.rows[0][:2] == ["quick-a", "single"]

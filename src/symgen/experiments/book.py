@@ -18,6 +18,7 @@ from pathlib import Path
 
 from symgen.errors import UserError, writable_dir
 from symgen.experiments.claims import NOT_JUDGED, ClaimResult
+from symgen.experiments.cost import cost_table, from_header
 from symgen.experiments.provenance import stamp
 from symgen.experiments.registry import default_claims, measured_by
 from symgen.experiments.report import read_claims, write_claims, write_report
@@ -114,7 +115,7 @@ def merge(sources: list[Path], out: Path, command: str) -> Path:
         "Evidence figures", ["The figures the claims name, each from its part."], list(dict.fromkeys(figures))
     )
     evidence.figure_notes = {str(f): str(f.relative_to(out)) for f in evidence.figures}
-    sections = [_parts_section(parts), evidence]
+    sections = [_parts_section(parts), evidence, _time_section(parts)]
     return write_report(out / "report.html", header, sections, list(claims.values()))
 
 
@@ -154,3 +155,18 @@ def _parts_section(parts: list[tuple[str, dict, list[str]]]) -> Section:
 
 def _minutes(seconds: float | None) -> str:
     return "—" if seconds is None else f"{seconds / 60:.0f} min"
+
+
+def _time_section(parts: list[tuple[str, dict, list[str]]]) -> Section:
+    """Every part's runs with the training time each measured: where the book's compute went."""
+    costs = [
+        c for name, header, _ in parts for c in from_header(header.get("timing", {}).get("runs", {}), name)
+    ]
+    if not costs:
+        return Section("Training time per run", ["No part records its runs' training time."])
+    total = sum(c.seconds for c in costs)
+    return Section(
+        "Training time per run",
+        [f"{total / 3600:.1f} h of training over {len(costs)} runs of {len(parts)} parts."],
+        tables=[cost_table(costs)],
+    )

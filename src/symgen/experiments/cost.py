@@ -21,6 +21,7 @@ class RunCost:
     steps: int
     layer_passes: int | None
     seconds: float  # this run's own training seconds, all its seeds together
+    part: str = ""  # the output it came from, in a book of several
 
 
 def process_seconds(run_dirs: list[Path]) -> float:
@@ -47,11 +48,34 @@ def run_costs(runs: list[RunSpec], run_root: Path) -> list[RunCost]:
     return costs
 
 
+def as_header(costs: list[RunCost]) -> dict[str, dict]:
+    """The costs as claims.json's `timing.runs` holds them, by run name."""
+    return {
+        c.name: {
+            "seconds": round(c.seconds, 1),
+            "seeds": c.seeds,
+            "steps": c.steps,
+            "layer_passes": c.layer_passes,
+        }
+        for c in costs
+    }
+
+
+def from_header(runs: dict[str, dict], part: str = "") -> list[RunCost]:
+    """The costs a claims.json header holds (`timing.runs`), as measured by the output `part`."""
+    return [
+        RunCost(n, r["seeds"], r["steps"], r.get("layer_passes"), r["seconds"], part) for n, r in runs.items()
+    ]
+
+
 def cost_table(costs: list[RunCost]) -> Table:
-    """One row per run, the most costly first, with its share of the total."""
+    """One row per run, the most costly first, with its share of the total (and the output it came
+    from, when the costs name one)."""
     total = sum(c.seconds for c in costs) or 1.0
+    parts = any(c.part for c in costs)
     rows = [
         [
+            *([c.part] if parts else []),
             c.name,
             c.seeds,
             c.steps,
@@ -62,8 +86,9 @@ def cost_table(costs: list[RunCost]) -> Table:
         ]
         for c in sorted(costs, key=lambda c: -c.seconds)
     ]
+    headers = ["run", "seeds", "steps", "layer passes", "training s", "s per seed", "share"]
     return Table(
-        ["run", "seeds", "steps", "layer passes", "training s", "s per seed", "share"],
+        ["part", *headers] if parts else headers,
         rows,
         "Training seconds measured by each run (summed over resumes, one process counted once: stacked "
         "seeds share one; an extension counts what it added to the run it continues).",

@@ -22,7 +22,7 @@ import click
 from symgen.config import ExperimentConfig, resolve
 from symgen.errors import UserError, writable_dir
 from symgen.experiments.claims import Claim, ClaimResult, merge_seeds
-from symgen.experiments.cost import cost_table, run_costs
+from symgen.experiments.cost import as_header, cost_table, run_costs
 from symgen.experiments.plan import last_wins
 from symgen.experiments.provenance import stamp
 from symgen.experiments.registry import default_claims, select
@@ -327,7 +327,7 @@ def run_suite(
     timing = {
         "wall_seconds": round(time.time() - started, 1),
         "train_seconds_of_runs": round(sum(c.seconds for c in costs), 1),
-        "train_seconds_per_run": {c.name: round(c.seconds, 1) for c in costs},
+        "runs": as_header(costs),
     }
     header = stamp(
         command,
