@@ -2,7 +2,7 @@
 
 Parts of a suite run separately (`--only`, with any seeds) each write DIR/claims.json and
 DIR/report.html. The book copies each part into OUT/NAME/ (its report, its claims and every file its
-report links to: figures, and the summary and config of each run named as evidence), then writes
+report links to: figures, and the summary.json of each run named as evidence), then writes
 OUT/claims.json and OUT/report.html with every claim once, judged by the part that measured it most
 (`evidence_weight`: the most judged part-seeds, then the most of the claim's runs held, then the
 most seeds; the later on the command line when they tie), beside that part's command, commit and
@@ -18,14 +18,13 @@ from pathlib import Path
 
 from symgen.errors import UserError, writable_dir
 from symgen.experiments.claims import NOT_JUDGED, ClaimResult
-from symgen.experiments.cost import cost_table, from_header
+from symgen.experiments.cost import from_header, time_section
 from symgen.experiments.provenance import stamp
 from symgen.experiments.registry import default_claims, measured_by
 from symgen.experiments.report import read_claims, write_claims, write_report
 from symgen.experiments.types import Link, Section, Table
 
 LINK = re.compile(r'(?:href|src)="([^"#:]+)"')
-RUN_FILES = ("summary.json", "config.yaml")  # what a run's evidence link needs: small, and enough to check
 
 
 def part_name(source: Path, taken: set[str]) -> str:
@@ -55,14 +54,14 @@ def copy_part(source: Path, target: Path) -> list[str]:
     return missing
 
 
-def evidence_weight(claim: ClaimResult, part: Path) -> tuple[int, int, int]:
+def evidence_weight(claim: ClaimResult, source: Path) -> tuple[int, int, int]:
     """How much a part measured of a claim: its parts judged (pass or fail) summed over seeds, then
     how many of the claim's evidence runs the part holds, then its seeds. Seeds alone would let a part
     with more seeds but without the claim's runs (every part `not judged`) displace one that judged
     it; among parts that judged nothing, one that trained the runs says why (an arm never learned)."""
     judged = sum(o != NOT_JUDGED for part in claim.parts for o in part.outcomes.values())
     runs = [e.removeprefix("runs/").split("/")[0] for e in claim.evidence if not e.endswith(".png")]
-    held = sum((part / "runs" / name).is_dir() for name in dict.fromkeys(runs))
+    held = sum((source / "runs" / name).is_dir() for name in dict.fromkeys(runs))
     return judged, held, len(claim.seeds)
 
 
@@ -159,14 +158,5 @@ def _minutes(seconds: float | None) -> str:
 
 def _time_section(parts: list[tuple[str, dict, list[str]]]) -> Section:
     """Every part's runs with the training time each measured: where the book's compute went."""
-    costs = [
-        c for name, header, _ in parts for c in from_header(header.get("timing", {}).get("runs", {}), name)
-    ]
-    if not costs:
-        return Section("Training time per run", ["No part records its runs' training time."])
-    total = sum(c.seconds for c in costs)
-    return Section(
-        "Training time per run",
-        [f"{total / 3600:.1f} h of training over {len(costs)} runs of {len(parts)} parts."],
-        tables=[cost_table(costs)],
-    )
+    timings = [(name, header.get("timing", {}).get("runs", {})) for name, header, _ in parts]
+    return time_section([c for name, runs in timings for c in from_header(runs, name)], len(parts))

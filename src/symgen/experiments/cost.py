@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from symgen.experiments.types import RunSpec, Table
+from symgen.experiments.types import RunSpec, Section, Table
 from symgen.training.run_dir import read_summary
 
 
@@ -24,27 +24,22 @@ class RunCost:
     part: str = ""  # the output it came from, in a book of several
 
 
-def process_seconds(run_dirs: list[Path]) -> float:
-    """Training seconds of the processes that trained these directories (a stacked one once)."""
-    total = 0.0
-    for run_dir in run_dirs:
-        summary = read_summary(run_dir)
-        total += summary["train_seconds"] / summary.get("stacked_seeds", 1)
-    return total
+def process_seconds(summaries: list[dict]) -> float:
+    """Training seconds of the processes that wrote these run summaries (a stacked one once)."""
+    return sum(s["train_seconds"] / s.get("stacked_seeds", 1) for s in summaries)
 
 
 def run_costs(runs: list[RunSpec], run_root: Path) -> list[RunCost]:
-    """Each finished run's own cost, in the order given."""
-    by_name = {r.name: r for r in runs}
+    """Each finished run's own cost, in the order given (each summary read once)."""
+    summaries = {r.name: [read_summary(d) for d in r.run_dirs(run_root)] for r in runs}
     costs = []
     for run in runs:
-        dirs = run.run_dirs(run_root)
-        seconds = process_seconds(dirs)
-        if run.extends in by_name:
-            seconds -= process_seconds(by_name[run.extends].run_dirs(run_root))
-        first = read_summary(dirs[0])
-        passes = first.get("layer_passes")
-        costs.append(RunCost(run.name, len(dirs), first["steps"], passes, max(seconds, 0.0)))
+        own = summaries[run.name]
+        seconds = process_seconds(own) - process_seconds(summaries.get(run.extends, []))
+        first = own[0]
+        costs.append(
+            RunCost(run.name, len(own), first["steps"], first.get("layer_passes"), max(seconds, 0.0))
+        )
     return costs
 
 
@@ -92,4 +87,16 @@ def cost_table(costs: list[RunCost]) -> Table:
         rows,
         "Training seconds measured by each run (summed over resumes, one process counted once: stacked "
         "seeds share one; an extension counts what it added to the run it continues).",
+    )
+
+
+def time_section(costs: list[RunCost], parts: int = 0) -> Section:
+    """The report's last section: its runs by training time (a book's: every part's, `parts` of them)."""
+    if not costs:
+        return Section("Training time per run", ["No run here records its training time."])
+    total = f"{sum(c.seconds for c in costs) / 3600:.1f} h of training over {len(costs)} runs"
+    return Section(
+        "Training time per run",
+        [total + (f" of {parts} parts." if parts else ".")],
+        tables=[cost_table(costs)],
     )

@@ -202,8 +202,12 @@ def write_report(path: Path, header: dict, sections: list[Section], claims: list
         f"thread{'s' if torch.get_num_threads() != 1 else ''}{', CUDA' if torch.cuda.is_available() else ''}."
         + (
             f" Time taken: {timing['wall_seconds']:.0f} s wall clock for this invocation; "
-            f"{timing['train_seconds_of_runs']:.0f} s of training summed over the runs reported here "
-            "(one process counted once; the last section has them run by run)."
+            f"{timing['train_seconds_of_runs']:.0f} s of training summed over the runs reported here"
+            + (
+                " (one process counted once; the last section has them run by run)."
+                if timing.get("runs")
+                else "."
+            )
             if timing
             else ""
         )

@@ -22,7 +22,7 @@ import click
 from symgen.config import ExperimentConfig, resolve
 from symgen.errors import UserError, writable_dir
 from symgen.experiments.claims import Claim, ClaimResult, merge_seeds
-from symgen.experiments.cost import as_header, cost_table, run_costs
+from symgen.experiments.cost import as_header, run_costs, time_section
 from symgen.experiments.plan import last_wins
 from symgen.experiments.provenance import stamp
 from symgen.experiments.registry import default_claims, select
@@ -323,7 +323,7 @@ def run_suite(
         claims |= judged
     costs = run_costs(all_runs, run_root)
     if costs:
-        sections.append(Section("Training time per run", tables=[cost_table(costs)]))
+        sections.append(time_section(costs))
     timing = {
         "wall_seconds": round(time.time() - started, 1),
         "train_seconds_of_runs": round(sum(c.seconds for c in costs), 1),
