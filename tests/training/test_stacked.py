@@ -157,3 +157,12 @@ def test_stacked_seeds_refuse_torchrun(tmp_path: Path, monkeypatch):
     with pytest.raises(UserError, match="torchrun"):
         train_seeds(resolve("reverse", ["train.steps=2"]), [0, 1], tmp_path / "r", progress=False)
     assert not (tmp_path / "r").exists()
+
+
+def test_a_stacked_run_resumes_only_with_its_own_seeds(tmp_path: Path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "seeds.json").write_text(json.dumps({"seeds": [0, 1]}))
+    with pytest.raises(UserError, match="seeds 0,1; resume it with --seeds 0,1"):
+        train_seeds(resolve("horn-copy-frozen", HORN), [0, 2], out, resume=True, progress=False)
+    assert not (out / "seed-2").exists()  # refused before any seed folder was made

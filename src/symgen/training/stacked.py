@@ -128,9 +128,10 @@ def train_seeds(
     out = Path(out)
     existed = out.exists()
     listing = seed_listing(out)
-    if listing.exists() and json.loads(listing.read_text())["seeds"] != seeds:
-        stored = ",".join(map(str, json.loads(listing.read_text())["seeds"]))
-        raise UserError(f"{out} holds a stacked run of seeds {stored}; resume it with --seeds {stored}")
+    stored = json.loads(listing.read_text())["seeds"] if listing.exists() else seeds
+    if stored != seeds:
+        shown = ",".join(map(str, stored))
+        raise UserError(f"{out} holds a stacked run of seeds {shown}; resume it with --seeds {shown}")
     configs = {seed: copy.deepcopy(dataclasses.replace(cfg, seed=seed)) for seed in seeds}
     for seed in seeds:
         run_dir = seed_dir(out, seed)
