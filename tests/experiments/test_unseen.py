@@ -102,6 +102,14 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     assert run_name("copy_forget+β") == "unseen-copy-forget-same-symbol"
     a73b = next(c for c in section.claims if c.id == "A7.3β")
     assert "as training left it" in a73b.parts[1].text and "diagnostic, not evidence" in a73b.note
+    # evidence is each run's directory (a report links to it); a run this output lacks stays a name
+    run_root = tmp_path / "a"
+    assert a73b.evidence == [
+        str(run_root / "unseen-copy-frozen-same-symbol"),
+        str(run_root / "unseen-copy-forget-same-symbol"),
+    ]
+    a74 = next(c for c in section.claims if c.id == "A7.4")
+    assert a74.evidence == ["unseen-copy-forget-temporary", "unseen-forget-temporary"]
 
 
 def test_an_arm_that_never_learned_its_seen_task_is_no_evidence(tmp_path: Path):

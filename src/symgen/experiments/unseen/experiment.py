@@ -92,6 +92,8 @@ class UnseenSymbolsExperiment(Experiment):
         if all((run / "final.safetensors").exists() for run in runs.values()):
             figures.append(self._cosine_histogram(run_dirs, figure_dir))
         claims = check_all(finals, points, self.statements)
+        for claim in claims:  # the judges name runs; a report links to each run's directory
+            claim.evidence = [str(run_dirs[e]) if e in run_dirs else e for e in claim.evidence]
         text = [
             "Same-symbol attention (methods marked + same-symbol; symgen's variant, not the paper's): every"
             " attention head adds β_h · cos(e_i, e_j) to its score, where e_i and e_j are the raw embedding"
