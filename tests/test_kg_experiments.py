@@ -82,6 +82,27 @@ def test_b51_vanilla_composing_fails_its_part_and_missing_runs_are_not_judged():
     assert part(check_b51(finals(level=0.84), "paper", []), "every looped run's OOD").outcome == PASS
 
 
+def test_b51_reads_the_longest_trained_run_of_each_r_and_names_the_shorter():
+    data = finals(t2=None, level=0.78)
+    data["kg-sys-looped-r2"]["ood"] = 0.08  # R = 2 at its first budget: not yet composing
+    claim = check_b51(data, "quick", [])
+    assert part(claim, "every looped run reaches").outcome == FAIL and claim.note == ""
+    data["kg-sys-looped-r2-long"] = {"ood": 0.7, "id": 1.0, "loops": 2, "ood_step": 90000, "steps": 120000}
+    claim = check_b51(data, "quick", [])
+    assert part(claim, "every looped run reaches").outcome == PASS
+    assert "kg-sys-looped-r2 0.080" not in part(claim, "every looped run reaches").measured
+    assert (
+        part(claim, "R = 4 reaches").measured
+        == "kg-sys-looped step 2000 against kg-sys-looped-r2-long step 90000"
+    )
+    assert claim.note == (
+        "R = 2 read at kg-sys-looped-r2-long (120000 steps); kg-sys-looped-r2 (60000 steps) reads OOD "
+        "0.080 and stays a row of the table"
+    )
+    data["kg-sys-looped-r2-long"]["ood"] = 0.1  # the longer run fails too: the part fails
+    assert part(check_b51(data, "quick", []), "every looped run reaches").outcome == FAIL
+
+
 def test_the_ood_bar_counts_from_the_first_evaluation_it_holds_for_two():
     ys = [0.0, 0.55, 0.3, 0.5, 0.6, 0.7]  # a single evaluation at the bar is a blip
     assert ood_step([{"step": 100 * i, "eval/ood/accuracy": y} for i, y in enumerate(ys)]) == 300
@@ -144,6 +165,11 @@ def test_the_quick_and_smoke_suites_train_r2_and_r4_looped_runs():
     r2 = resolve(quick[0].recipe, quick[0].overrides)
     assert (
         r2.train.steps == 3 * resolve("kg-systematic-looped").train.steps and r2.train.keep_checkpoints == 2
+    )
+    long = next(r for r in quick if r.name == "kg-sys-looped-r2-long")  # goes on from R = 2's last checkpoint
+    assert (
+        long.extends == "kg-sys-looped-r2"
+        and resolve(long.recipe, long.overrides).train.steps == 2 * r2.train.steps
     )
 
 

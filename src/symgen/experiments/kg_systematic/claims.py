@@ -108,10 +108,29 @@ def level_part(looped: dict[str, dict]) -> Part:
     return judge(text, ok, f"OOD {_runs(looped)} (range {low:.2f}–{high:.2f})", values)
 
 
+def longest_at_each_r(looped: dict[str, dict]) -> tuple[dict[str, dict], str]:
+    """One looped run per R, the one trained longest (an extension goes on from its source run: the
+    paper trains each R until it converges), and a note naming the runs it stands in for."""
+    chosen: dict[int, str] = {}
+    for name, f in looped.items():
+        best = chosen.get(f["loops"])
+        if best is None or f["steps"] > looped[best]["steps"]:
+            chosen[f["loops"]] = name
+    kept = {n: f for n, f in looped.items() if n in chosen.values()}
+    shorter = [
+        f"R = {f['loops']} read at {chosen[f['loops']]} ({looped[chosen[f['loops']]]['steps']} steps); "
+        f"{n} ({f['steps']} steps) reads OOD {f['ood']:.3f} and stays a row of the table"
+        for n, f in looped.items()
+        if n not in kept
+    ]
+    return kept, "; ".join(shorter)
+
+
 def check_b51(finals: dict[str, dict], suite: str, evidence: list[str]) -> Claim:
     """B5.1 from each run's final numbers: `finals[run]` holds `ood`, `id` (means of the last
-    evaluations), `loops` (R; 1 is vanilla), `ood_step` (when OOD reached the bar, or None) and `steps`."""
-    looped = {n: f for n, f in finals.items() if f["loops"] > 1}
+    evaluations), `loops` (R; 1 is vanilla), `ood_step` (when OOD reached the bar, or None) and `steps`.
+    Where one R has several looped runs, the longest-trained one is judged (`longest_at_each_r`)."""
+    looped, note = longest_at_each_r({n: f for n, f in finals.items() if f["loops"] > 1})
     vanilla = {n: f for n, f in finals.items() if f["loops"] == 1}
     parts = [looped_part(looped), vanilla_part(vanilla), speed_part(looped, suite), level_part(looped)]
-    return B51.check(parts, evidence)
+    return B51.check(parts, evidence, note)
