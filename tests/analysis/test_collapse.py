@@ -44,3 +44,20 @@ def test_collapse_stats_reads_both_sides_and_the_seen_reference():
     assert stats["seen_in_mean_cos"] == pytest.approx(0.0)
     assert stats["unseen_in_norm_ratio"] == pytest.approx(1.0)
     assert len(pairwise_cosines(emb[:4])) == 6
+
+
+def test_spread_tells_contracting_rows_from_a_common_drift():
+    g = torch.Generator().manual_seed(0)
+    fresh = torch.randn(200, 64, generator=g) / 8  # std 1/8 in 64 dimensions: spread ≈ 1
+    drifted = fresh + 5 * torch.ones(64) / 8  # the same rows plus a common vector of norm 5
+    contracted = 0.1 * fresh + torch.ones(64) / 8
+    stats = {
+        name: row_stats(rows) for name, rows in (("fresh", fresh), ("drift", drifted), ("shrunk", contracted))
+    }
+    assert stats["fresh"]["spread"] == pytest.approx(1.0, abs=0.05)
+    # both read as collapsed by their cosine
+    assert stats["drift"]["mean_cos"] > 0.9 and stats["shrunk"]["mean_cos"] > 0.9
+    # but only the contracted rows lost their differences; the drifted ones kept them
+    assert stats["drift"]["spread"] == pytest.approx(stats["fresh"]["spread"], rel=1e-6)
+    assert stats["shrunk"]["spread"] == pytest.approx(0.1 * stats["fresh"]["spread"], rel=1e-6)
+    assert stats["drift"]["mean_row_norm"] == pytest.approx(5.0, abs=0.15)

@@ -1,14 +1,16 @@
 import json
 from pathlib import Path
 
+import pytest
+import torch
 from conftest import plan_overrides
 
 from symgen.config import dump, resolve
-from symgen.experiments.unseen.claims import run_name
-from symgen.experiments.unseen.experiment import UnseenSymbolsExperiment, method_runs
+from symgen.experiments.unseen.claims import DRIFT, SPREAD, run_name
+from symgen.experiments.unseen.experiment import UnseenSymbolsExperiment, method_runs, row_geometry
 from symgen.tasks.horn_text import TARGET_ROLES
 from symgen.tasks.registry import make_task
-from symgen.training.build import build_model
+from symgen.training.build import build_model, load_run
 from symgen.training.checkpoint import atomic_save_tensors
 
 SCENARIOS = ("all_seen", "query_unseen", "all_unseen")
@@ -110,6 +112,32 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     ]
     a74 = next(c for c in section.claims if c.id == "A7.4")
     assert a74.evidence == ["unseen-copy-forget-temporary", "unseen-forget-temporary"]
+
+
+def test_row_geometry_tells_contracted_rows_from_drifted_ones(tmp_path: Path):
+    run = tmp_path / "unseen-standard"
+    fake_run(run, BAD, 0.97)  # saves the freshly initialized model: rows as drawn
+    fresh = row_geometry(run)
+    assert fresh[SPREAD] == pytest.approx(1.0, abs=0.2) and fresh[DRIFT] < 0.6
+    _, task, model = load_run(run)
+    unseen = torch.as_tensor(task.unseen_ids())
+    with torch.no_grad():  # contract the unseen rows' differences tenfold and add a common vector
+        rows = model.embed.weight[unseen]
+        model.embed.weight[unseen] = 0.1 * (rows - rows.mean(0)) + 3.0 * model.cfg.embed_std
+    tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
+    atomic_save_tensors(run / "final.safetensors", tensors)
+    moved = row_geometry(run)
+    assert moved[SPREAD] == pytest.approx(0.1 * fresh[SPREAD], rel=1e-4)
+    width = model.cfg.d_model
+    assert moved[DRIFT] == pytest.approx(
+        3.0 * width**0.5 / (width * (len(unseen) - 1) / len(unseen)) ** 0.5, rel=0.01
+    )
+    note = next(
+        c
+        for c in UnseenSymbolsExperiment().analyze("quick", runs(tmp_path / "all"), tmp_path / "f").claims
+        if c.id == "A7.5"
+    ).note
+    assert note.startswith("diagnostic, not evidence") and "standard spread" in note
 
 
 def test_an_arm_that_never_learned_its_seen_task_is_no_evidence(tmp_path: Path):

@@ -7,6 +7,10 @@ For a set U of token ids (the unseen symbols) and a reference set S (the seen sy
   distribution of the pairwise cosines.
 - ``cos_to_mean``: mean cosine of each row of U to the mean row of U.
 - ``norm_ratio``: mean row norm over U divided by the mean row norm over S.
+- ``spread``: root-mean-square distance of the rows of U to their mean row, and ``mean_row_norm``:
+  the norm of that mean row. A high cosine has two causes these tell apart: the rows' differences
+  contracting (spread falls: what weight decay does, SPEC A5) or a common vector added to every row
+  growing past them (mean_row_norm rises while spread holds).
 - ``self_nn``: the fraction of i in U whose best-scoring row among U, by the dot product a
   readout computes (<x_i, u_j> with x the input rows and u the output rows), is its own row. It
   asks whether the model can tell the unseen tokens apart through the unembedding. Random rows
@@ -51,10 +55,19 @@ def row_stats(rows: Tensor, reference: Tensor | None = None) -> dict[str, float]
     unit = x / x.norm(dim=1, keepdim=True).clamp(min=1e-12)
     out["cos_to_mean"] = float((unit @ (mean / mean.norm().clamp(min=1e-12)).T).mean())
     out["norm"] = float(x.norm(dim=1).mean())
+    out["spread"] = spread(x)
+    out["mean_row_norm"] = float(mean.norm())
     if reference is not None and len(reference):
         ref_norm = float(reference.detach().double().cpu().norm(dim=1).mean())
         out["norm_ratio"] = out["norm"] / max(ref_norm, 1e-12)
     return out
+
+
+def spread(rows: Tensor) -> float:
+    """Root-mean-square distance of the rows to their mean row (random rows of std σ in d dimensions:
+    about σ·√d)."""
+    x = rows.detach().double().cpu()
+    return float((x - x.mean(0)).pow(2).sum(1).mean().sqrt())
 
 
 def self_nearest(inputs: Tensor, outputs: Tensor) -> float:

@@ -82,6 +82,9 @@ SOLVES, SOLVES_GAP = 0.8, 0.1  # "solves all_unseen": at least this, and within 
 COLLAPSED, APART = 0.9, 0.1  # unseen-row mean cosine: collapsed at least this; apart within ± this
 DIRECTIONAL = 0.05  # "helps": a difference smaller than this is not a direction
 COSINE, SELF_NN = "collapse/unseen_out_mean_cos", "collapse/unseen_self_nn"
+# from the final weights (experiment.row_geometry): the unseen rows' spread and their mean row's norm,
+# over the spread of fresh rows
+SPREAD, DRIFT = "rows/unseen_out_spread_over_init", "rows/unseen_out_drift_over_init"
 
 Finals = dict[str, dict[str, float]]  # method -> final metrics of its run (one seed)
 
@@ -279,7 +282,23 @@ def a75(finals: Finals, statement: Statement) -> Claim:
         ),
     ]
     runs = ["standard", "standard+β", "copy_frozen", "copy_frozen+β", "standard_no_decay+β"]
-    return statement.check(parts, [run_name(m) for m in runs if m in finals])
+    return statement.check(parts, [run_name(m) for m in runs if m in finals], _contraction_note(finals, runs))
+
+
+def _contraction_note(finals: Finals, methods: list[str]) -> str:
+    """What the cosine conflates, beside the parts: whether the unseen rows' differences contracted
+    (the theory's mechanism, weight decay) or a common vector grew past them."""
+    read = [
+        f"{label(m)} spread {finals[m][SPREAD]:.2f}, drift {finals[m][DRIFT]:.2f}"
+        for m in methods
+        if SPREAD in finals.get(m, {})
+    ]
+    if not read:
+        return ""
+    return (
+        "diagnostic, not evidence: the unseen rows' spread (RMS distance to their mean row) and common "
+        "drift (their mean row's norm), both over the spread of fresh rows: " + "; ".join(read)
+    )
 
 
 def scaled(statements: tuple[Statement, ...], scale: str) -> tuple[Statement, ...]:

@@ -30,8 +30,8 @@ import yaml
 
 from symgen.analysis.plots import histogram_figure, line_figure
 from symgen.experiments.types import Experiment, Section, Table
-from symgen.experiments.unseen.claims import STATEMENTS, check_all, label, run_name
-from symgen.measures.collapse import pairwise_cosines
+from symgen.experiments.unseen.claims import DRIFT, SPREAD, STATEMENTS, check_all, label, run_name
+from symgen.measures.collapse import pairwise_cosines, spread
 from symgen.measures.metrics import curve, read_metrics
 from symgen.tasks.horn import SCENARIOS
 from symgen.tasks.horn_text import TARGET_ROLES
@@ -56,7 +56,21 @@ def method_runs(run_dirs: dict[str, Path]) -> dict[str, Path]:
 
 
 def _final(run_dir: Path) -> dict[str, float]:
-    return read_summary(run_dir)["final"]
+    return read_summary(run_dir)["final"] | row_geometry(run_dir)
+
+
+def row_geometry(run_dir: Path) -> dict[str, float]:
+    """How far the unseen unembedding rows moved from their initial spread at the end of training
+    (from the final weights, so runs logged before the measure existed have it too): their spread
+    and their mean row's norm, both over the spread the initialization gives such rows. {} for a
+    run without final weights."""
+    if not (run_dir / "final.safetensors").exists():
+        return {}
+    _, task, model = load_run(run_dir)
+    rows = model.unembedding[task.unseen_ids()].detach().double()
+    n, width = rows.shape
+    init = model.cfg.embed_std * (width * (n - 1) / n) ** 0.5  # expected spread of n fresh rows
+    return {SPREAD: spread(rows) / init, DRIFT: float(rows.mean(0).norm()) / init}
 
 
 def diversity_points(run_dirs: dict[str, Path], main_copy: dict[str, float]) -> dict[int, dict[str, float]]:
@@ -132,6 +146,8 @@ class UnseenSymbolsExperiment(Experiment):
             "all_unseen proof valid",
             "all_unseen atoms in prompt",
             "all_unseen atoms seen pool",
+            "unseen-row spread / init",
+            "common drift / init",
         ]
         outcomes, details = [], []
         for method, final in finals.items():
@@ -152,6 +168,7 @@ class UnseenSymbolsExperiment(Experiment):
                     final.get(f"{prefix}all_unseen/{k}", float("nan"))
                     for k in ("proof_valid", "atoms_in_prompt", "atoms_seen_pool")
                 ]
+                detail += [final.get(k, float("nan")) if trained else "" for k in (SPREAD, DRIFT)]
                 details.append(detail)
         return (
             Table(
@@ -162,7 +179,11 @@ class UnseenSymbolsExperiment(Experiment):
             Table(
                 detail_headers,
                 details,
-                "Teacher-forced token accuracy, proof validity and where atoms come from.",
+                "Teacher-forced token accuracy, proof validity and where atoms come from. Unseen-row "
+                "spread / init: the unseen unembedding rows' RMS distance to their mean row at the end, "
+                "over the spread fresh rows have (1: as drawn; small: their differences contracted); "
+                "common drift / init: the norm of their mean row on the same scale (a common vector "
+                "that, when it grows past the spread, drives the cosine to 1 without any contraction).",
             ),
         )
 
