@@ -75,3 +75,18 @@ def test_an_analysis_that_needs_a_run_left_out_reports_so(tmp_path: Path):
     assert claims == {} and "--runs left out (left-out" in section.paragraphs[0]
     with pytest.raises(FileNotFoundError):  # with every run trained, a failing analysis is a bug
         analyze_experiment(NeedsEveryRun(), "smoke", [], tmp_path)
+
+
+def test_b52_without_a_looped_run_still_shows_the_vanilla_models_lens(tmp_path: Path):
+    out = tmp_path / "vanilla"
+    args = ["reproduce", "--suite", "smoke", "--only", "kg-inside", "--runs", "kg-sys-vanilla,kg-sys-deep"]
+    done = symgen(*args, "--out", str(out), "--no-progress", timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    claims = json.loads((out / "claims.json").read_text())["claims"]
+    b52 = next(c for c in claims if c["id"] == "B5.2")
+    looped_parts = [p for p in b52["parts"] if "vanilla" not in p["text"]]
+    assert looped_parts and all(p["outcome"] == "not judged" for p in looped_parts)
+    page = (out / "report.html").read_text()
+    lens = page[page.index("Logit lens: best top-1") :]
+    lens = lens[: lens.index("</table>")]
+    assert "kg-sys-deep" in lens and "kg-sys-vanilla" in lens  # the vanilla models' rows, no looped one

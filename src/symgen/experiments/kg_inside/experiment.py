@@ -229,12 +229,24 @@ def _vanilla_lens(name: str | None, run_dirs: dict[str, Path]) -> tuple[dict | N
     return read, _lens_rows(name, lens)
 
 
+def _lens_table(rows: list[list]) -> Table:
+    sets = [f"{s} {p}" for s in ("train", "id", "ood") for p in ("bridge@r1", "target@r2")]
+    return Table(
+        ["run", "checkpoint", *sets, "id bridge@r1, iteration 1"],
+        rows,
+        "Logit lens: best top-1 rate over all layers and iterations (the last column: over the first "
+        "iteration's layers only), at every kept checkpoint and the final weights",
+    )
+
+
 def b52(section: Section, run_dirs: dict[str, Path], figure_dir: Path) -> Claim:
     """Three phases in order, and the logit lens on the looped and vanilla systematic runs."""
     name, deep_name, vanilla_name = _systematic_runs(run_dirs)
     deep, deep_rows = _vanilla_lens(deep_name, run_dirs)
     vanilla, vanilla_rows = _vanilla_lens(vanilla_name, run_dirs)
     if name is None:
+        if deep_rows or vanilla_rows:
+            section.tables.append(_lens_table(deep_rows + vanilla_rows))
         return check_b52(None, deep, vanilla, [str(run_dirs[n]) for n in (deep_name, vanilla_name) if n])
     finals, records = run_finals(run_dirs[name])
     phases = finals["phases"]
@@ -246,15 +258,7 @@ def b52(section: Section, run_dirs: dict[str, Path], figure_dir: Path) -> Claim:
     section.figures.append(_copy_figure(lens, figure_dir, "kg_lens_looped.png"))
     looped = {"name": name, "id": finals["id"], "phases": phases, "evals_between": between}
     looped["bridge_iteration_1"] = first_iteration_bridge(lens)
-    sets = [f"{s} {p}" for s in ("train", "id", "ood") for p in ("bridge@r1", "target@r2")]
-    section.tables.append(
-        Table(
-            ["run", "checkpoint", *sets, "id bridge@r1, iteration 1"],
-            _lens_rows(name, lens) + deep_rows + vanilla_rows,
-            "Logit lens: best top-1 rate over all layers and iterations (the last column: over the first "
-            "iteration's layers only), at every kept checkpoint and the final weights",
-        )
-    )
+    section.tables.append(_lens_table(_lens_rows(name, lens) + deep_rows + vanilla_rows))
     return check_b52(looped, deep, vanilla, ["kg_lens_looped.png", str(run_dirs[name])])
 
 
