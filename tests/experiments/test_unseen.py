@@ -7,7 +7,12 @@ from conftest import plan_overrides
 
 from symgen.config import dump, resolve
 from symgen.experiments.unseen.claims import DRIFT, SPREAD, run_name
-from symgen.experiments.unseen.experiment import UnseenSymbolsExperiment, method_runs, row_geometry
+from symgen.experiments.unseen.experiment import (
+    UnseenSymbolsExperiment,
+    method_runs,
+    row_geometry,
+    unseen_rows,
+)
 from symgen.tasks.horn_text import TARGET_ROLES
 from symgen.tasks.registry import make_task
 from symgen.training.build import build_model, load_run
@@ -116,27 +121,28 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
 
 def test_row_geometry_tells_contracted_rows_from_drifted_ones(tmp_path: Path):
     run = tmp_path / "unseen-standard"
-    fake_run(run, BAD, 0.97)  # saves the freshly initialized model: rows as drawn
-    fresh = row_geometry(run)
-    assert fresh[SPREAD] == pytest.approx(1.0, abs=0.2) and fresh[DRIFT] < 0.6
+    fake_run(run, BAD, 0.97)  # saves the freshly initialized model
+    rows, init = unseen_rows(run)
     _, task, model = load_run(run)
+    assert torch.equal(rows, model.unembedding[task.unseen_ids()].double())
+    # the init scale, checked by drawing: fresh rows read spread² ≈ 1 and drift² ≈ 1/(n−1) on average
+    n, generator = len(rows), torch.Generator().manual_seed(0)
+    weight = model.unembedding.detach().clone()
     unseen = torch.as_tensor(task.unseen_ids())
-    with torch.no_grad():  # contract the unseen rows' differences tenfold and add a common vector
-        rows = model.embed.weight[unseen]
-        model.embed.weight[unseen] = 0.1 * (rows - rows.mean(0)) + 3.0 * model.cfg.embed_std
-    tensors = {f"model.{k}": v for k, v in model.state_dict().items()}
-    atomic_save_tensors(run / "final.safetensors", tensors)
-    moved = row_geometry(run)
-    assert moved[SPREAD] == pytest.approx(0.1 * fresh[SPREAD], rel=1e-4)
-    width = model.cfg.d_model
-    assert moved[DRIFT] == pytest.approx(
-        3.0 * width**0.5 / (width * (len(unseen) - 1) / len(unseen)) ** 0.5, rel=0.01
-    )
-    note = next(
-        c
-        for c in UnseenSymbolsExperiment().analyze("quick", runs(tmp_path / "all"), tmp_path / "f").claims
-        if c.id == "A7.5"
-    ).note
+    draws = []
+    for _ in range(200):
+        model.init_rows_(weight, unseen, generator)
+        draws.append(row_geometry(weight[unseen].double(), init))
+    assert sum(d[SPREAD] ** 2 for d in draws) / len(draws) == pytest.approx(1.0, rel=0.03)
+    assert sum(d[DRIFT] ** 2 for d in draws) / len(draws) == pytest.approx(1 / (n - 1), rel=0.1)
+    # a common vector added to every row leaves the spread as it was; contraction shrinks it
+    common = torch.full((rows.shape[1],), 5.0 * init)
+    drifted, shrunk = row_geometry(rows + common, init), row_geometry(0.1 * rows, init)
+    fresh = row_geometry(rows, init)
+    assert drifted[SPREAD] == pytest.approx(fresh[SPREAD], rel=1e-9) and drifted[DRIFT] > 4.5
+    assert shrunk[SPREAD] == pytest.approx(0.1 * fresh[SPREAD], rel=1e-9)
+    claims = UnseenSymbolsExperiment().analyze("quick", runs(tmp_path / "all"), tmp_path / "f").claims
+    note = next(c for c in claims if c.id == "A7.5").note
     assert note.startswith("diagnostic, not evidence") and "standard spread" in note
 
 

@@ -110,19 +110,26 @@ def level_part(looped: dict[str, dict]) -> Part:
 
 def longest_at_each_r(looped: dict[str, dict]) -> tuple[dict[str, dict], str]:
     """One looped run per R, the one trained longest (an extension goes on from its source run: the
-    paper trains each R until it converges), and a note naming the runs it stands in for."""
+    paper trains each R until it converges; on a tie the later-listed run, the extension), and a note
+    naming each run it stands in for with that run's own OOD against the bar."""
     chosen: dict[int, str] = {}
     for name, f in looped.items():
         best = chosen.get(f["loops"])
-        if best is None or f["steps"] > looped[best]["steps"]:
+        if best is None or f["steps"] >= looped[best]["steps"]:
             chosen[f["loops"]] = name
     kept = {n: f for n, f in looped.items() if n in chosen.values()}
-    shorter = [
-        f"R = {f['loops']} read at {chosen[f['loops']]} ({looped[chosen[f['loops']]]['steps']} steps); "
-        f"{n} ({f['steps']} steps) reads OOD {f['ood']:.3f} and stays a row of the table"
-        for n, f in looped.items()
-        if n not in kept
-    ]
+    shorter = []
+    for name, f in looped.items():
+        if name in kept:
+            continue
+        longer = chosen[f["loops"]]
+        below = "below" if f["ood"] < LOOPED_OOD else "at or above"
+        shorter.append(
+            f"R = {f['loops']} read at {longer} ({looped[longer]['steps']} steps; an extension goes on from "
+            f"its source's last checkpoint, its rate schedule restarted); {name} ({f['steps']} steps) "
+            f"reads OOD {f['ood']:.3f}, {below} the bar {LOOPED_OOD} at its own budget, and stays a row "
+            "of the table"
+        )
     return kept, "; ".join(shorter)
 
 

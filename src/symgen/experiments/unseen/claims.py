@@ -297,7 +297,8 @@ def _contraction_note(finals: Finals, methods: list[str]) -> str:
         return ""
     return (
         "diagnostic, not evidence: the unseen rows' spread (RMS distance to their mean row) and common "
-        "drift (their mean row's norm), both over the spread of fresh rows: " + "; ".join(read)
+        "drift (their mean row's norm), both over the spread of fresh rows (fresh rows read spread 1, "
+        "drift 1/√(n−1) for n unseen symbols): " + "; ".join(read)
     )
 
 

@@ -27,10 +27,11 @@ import re
 from pathlib import Path
 
 import yaml
+from torch import Tensor
 
 from symgen.analysis.plots import histogram_figure, line_figure
 from symgen.experiments.types import Experiment, Section, Table
-from symgen.experiments.unseen.claims import DRIFT, SPREAD, STATEMENTS, check_all, label, run_name
+from symgen.experiments.unseen.claims import DRIFT, SPREAD, STATEMENTS, check_all, label
 from symgen.measures.collapse import pairwise_cosines, spread
 from symgen.measures.metrics import curve, read_metrics
 from symgen.tasks.horn import SCENARIOS
@@ -56,21 +57,28 @@ def method_runs(run_dirs: dict[str, Path]) -> dict[str, Path]:
 
 
 def _final(run_dir: Path) -> dict[str, float]:
-    return read_summary(run_dir)["final"] | row_geometry(run_dir)
+    return read_summary(run_dir)["final"]
 
 
-def row_geometry(run_dir: Path) -> dict[str, float]:
-    """How far the unseen unembedding rows moved from their initial spread at the end of training
-    (from the final weights, so runs logged before the measure existed have it too): their spread
-    and their mean row's norm, both over the spread the initialization gives such rows. {} for a
-    run without final weights."""
+def unseen_rows(run_dir: Path) -> tuple[Tensor, float] | None:
+    """The unseen unembedding rows of a run's final weights, and the spread the initialization gives
+    that many rows (σ·√(d(n−1)/n) for n rows drawn N(0, σ²) in d dimensions); None without final
+    weights or with fewer than two unseen symbols."""
     if not (run_dir / "final.safetensors").exists():
-        return {}
+        return None
     _, task, model = load_run(run_dir)
     rows = model.unembedding[task.unseen_ids()].detach().double()
     n, width = rows.shape
-    init = model.cfg.embed_std * (width * (n - 1) / n) ** 0.5  # expected spread of n fresh rows
-    return {SPREAD: spread(rows) / init, DRIFT: float(rows.mean(0).norm()) / init}
+    if n < 2:
+        return None
+    return rows, model.cfg.embed_std * (width * (n - 1) / n) ** 0.5
+
+
+def row_geometry(rows: Tensor, init_spread: float) -> dict[str, float]:
+    """How far the unseen rows moved from how they were drawn: their spread and their mean row's norm,
+    both over `init_spread` (read from the final weights, so runs logged before the measure existed
+    have it too). Fresh rows read spread ≈ 1 and drift ≈ 1/√(n−1)."""
+    return {SPREAD: spread(rows) / init_spread, DRIFT: float(rows.mean(0).norm()) / init_spread}
 
 
 def diversity_points(run_dirs: dict[str, Path], main_copy: dict[str, float]) -> dict[int, dict[str, float]]:
@@ -95,7 +103,8 @@ class UnseenSymbolsExperiment(Experiment):
     # ------------------------------------------------------------------ analysis
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
         runs = method_runs(run_dirs)
-        finals = {m: _final(run) for m, run in runs.items()}
+        rows = {m: r for m, run in runs.items() if (r := unseen_rows(run)) is not None}
+        finals = {m: _final(run) | (row_geometry(*rows[m]) if m in rows else {}) for m, run in runs.items()}
         records = {label(m): read_metrics(run) for m, run in runs.items()}
         table, details = self._table(finals)
         roles = self._role_table(finals)
@@ -104,7 +113,7 @@ class UnseenSymbolsExperiment(Experiment):
         diversity, div_figure = self._diversity(points, figure_dir)
         figures += [div_figure] if div_figure else []
         if all((run / "final.safetensors").exists() for run in runs.values()):
-            figures.append(self._cosine_histogram(run_dirs, figure_dir))
+            figures.append(self._cosine_histogram({m: r for m, (r, _) in rows.items()}, figure_dir))
         claims = check_all(finals, points, self.statements)
         for claim in claims:  # the judges name runs; a report links to each run's directory
             claim.evidence = [str(run_dirs[e]) if e in run_dirs else e for e in claim.evidence]
@@ -182,8 +191,9 @@ class UnseenSymbolsExperiment(Experiment):
                 "Teacher-forced token accuracy, proof validity and where atoms come from. Unseen-row "
                 "spread / init: the unseen unembedding rows' RMS distance to their mean row at the end, "
                 "over the spread fresh rows have (1: as drawn; small: their differences contracted); "
-                "common drift / init: the norm of their mean row on the same scale (a common vector "
-                "that, when it grows past the spread, drives the cosine to 1 without any contraction).",
+                "common drift / init: the norm of their mean row on the same scale (fresh rows: "
+                "1/√(n−1) for n unseen symbols; a common vector that, when it grows past the spread, "
+                "drives the cosine to 1 without any contraction).",
             ),
         )
 
@@ -245,18 +255,17 @@ class UnseenSymbolsExperiment(Experiment):
         ]
         return out
 
-    def _cosine_histogram(self, run_dirs: dict[str, Path], figure_dir: Path) -> Path:
+    def _cosine_histogram(self, rows: dict[str, Tensor], figure_dir: Path) -> Path:
         """Distribution of the pairwise cosines of the unseen unembedding rows at the end, one panel
         per method on its own x-range: collapsed rows sit in a sliver near 1 that a shared axis shows
         as one spike."""
         panels = {}
         for method in ("standard", "copy_frozen", "standard+β", "copy_frozen+β", "copy_forget+β"):
-            if not (run_dirs.get(run_name(method), Path("-")) / "final.safetensors").exists():
+            if method not in rows:
                 continue
-            _, task, model = load_run(run_dirs[run_name(method)])
-            cosines = pairwise_cosines(model.unembedding[task.unseen_ids()]).tolist()
-            spread = f"mean {sum(cosines) / len(cosines):.3f}, {min(cosines):.3f} to {max(cosines):.3f}"
-            panels[f"{label(method)}\n({spread})"] = {"": cosines}
+            cosines = pairwise_cosines(rows[method]).tolist()
+            span = f"mean {sum(cosines) / len(cosines):.3f}, {min(cosines):.3f} to {max(cosines):.3f}"
+            panels[f"{label(method)}\n({span})"] = {"": cosines}
         return histogram_figure(
             figure_dir / "unseen_cosine_histogram.png",
             panels,
