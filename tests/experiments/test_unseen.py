@@ -146,6 +146,14 @@ def test_row_geometry_tells_contracted_rows_from_drifted_ones(tmp_path: Path):
     assert note.startswith("diagnostic, not evidence") and "standard spread" in note
 
 
+def test_an_output_with_none_of_the_histograms_runs_is_analysed_without_it(tmp_path: Path):
+    all_runs = runs(tmp_path / "a")
+    only = {n: d for n, d in all_runs.items() if n == "unseen-copy-forget-temporary-full-row-lr-same-symbol"}
+    section = UnseenSymbolsExperiment().analyze("quick", only, tmp_path / "fig")  # --runs naming one run
+    assert not any(f.name == "unseen_cosine_histogram.png" for f in section.figures)
+    assert [row[1] for row in section.tables[0].rows] == ["as trained", "re-drawn"]  # the one run's views
+
+
 def test_an_arm_that_never_learned_its_seen_task_is_no_evidence(tmp_path: Path):
     # the standard model stays on its plateau (all_seen 0.06): it cannot show that unseen symbols fail
     verdicts, parts = verdicts_and_parts(tmp_path, standard={"all_seen": 0.06})

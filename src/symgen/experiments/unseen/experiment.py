@@ -39,6 +39,8 @@ from symgen.tasks.horn_text import TARGET_ROLES
 from symgen.training.build import load_run
 from symgen.training.run_dir import read_summary
 
+# the methods whose unseen rows the cosine histogram shows, when their runs are in the output
+HISTOGRAM_METHODS = ("standard", "copy_frozen", "standard+β", "copy_frozen+β", "copy_forget+β")
 DIVERSITY_RUN = re.compile(r"^unseen-copy-seen(\d+)$")
 
 
@@ -112,8 +114,9 @@ class UnseenSymbolsExperiment(Experiment):
         points = diversity_points(run_dirs, finals.get("copy", {}))
         diversity, div_figure = self._diversity(points, figure_dir)
         figures += [div_figure] if div_figure else []
-        if all((run / "final.safetensors").exists() for run in runs.values()):
-            figures.append(self._cosine_histogram({m: r for m, (r, _) in rows.items()}, figure_dir))
+        shown = {m: rows[m][0] for m in HISTOGRAM_METHODS if m in rows}
+        if shown and all((run / "final.safetensors").exists() for run in runs.values()):
+            figures.append(self._cosine_histogram(shown, figure_dir))
         claims = check_all(finals, points, self.statements)
         for claim in claims:  # the judges name runs; a report links to each run's directory
             claim.evidence = [str(run_dirs[e]) if e in run_dirs else e for e in claim.evidence]
@@ -260,9 +263,7 @@ class UnseenSymbolsExperiment(Experiment):
         per method on its own x-range: collapsed rows sit in a sliver near 1 that a shared axis shows
         as one spike."""
         panels = {}
-        for method in ("standard", "copy_frozen", "standard+β", "copy_frozen+β", "copy_forget+β"):
-            if method not in rows:
-                continue
+        for method in rows:
             cosines = pairwise_cosines(rows[method]).tolist()
             span = f"mean {sum(cosines) / len(cosines):.3f}, {min(cosines):.3f} to {max(cosines):.3f}"
             panels[f"{label(method)}\n({span})"] = {"": cosines}
