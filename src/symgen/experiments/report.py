@@ -188,6 +188,17 @@ def read_claims(path: Path) -> tuple[dict, list[ClaimResult]]:
     return header, [ClaimResult.from_dict(c) for c in data["claims"]]
 
 
+def _time_taken(timing: dict) -> str:
+    """The header's sentence on time: the invocation's wall clock and its runs' training seconds."""
+    if not timing:
+        return ""
+    where = " (one process counted once; the last section has them run by run)" if timing.get("runs") else ""
+    return (
+        f" Time taken: {timing['wall_seconds']:.0f} s wall clock for this invocation; "
+        f"{timing['train_seconds_of_runs']:.0f} s of training summed over the runs reported here{where}."
+    )
+
+
 def write_report(path: Path, header: dict, sections: list[Section], claims: list[ClaimResult]) -> Path:
     suite, timing = header.get("suite", ""), header.get("timing", {})
     written, command, commit = (html.escape(str(header.get(k, ""))) for k in ("written", "command", "commit"))
@@ -200,17 +211,7 @@ def write_report(path: Path, header: dict, sections: list[Section], claims: list
         f"{', '.join(map(str, header.get('seeds', [])))}, on {html.escape(platform.machine())}, torch "
         f"{torch.__version__}, {torch.get_num_threads()} CPU "
         f"thread{'s' if torch.get_num_threads() != 1 else ''}{', CUDA' if torch.cuda.is_available() else ''}."
-        + (
-            f" Time taken: {timing['wall_seconds']:.0f} s wall clock for this invocation; "
-            f"{timing['train_seconds_of_runs']:.0f} s of training summed over the runs reported here"
-            + (
-                " (one process counted once; the last section has them run by run)."
-                if timing.get("runs")
-                else "."
-            )
-            if timing
-            else ""
-        )
+        + _time_taken(timing)
         + "</p>",
         _selection(header),
         _scale_note(suite),
