@@ -1,3 +1,4 @@
+import json
 import os
 import subprocess
 import sys
@@ -5,6 +6,8 @@ from pathlib import Path
 
 import pytest
 import torch
+
+from symgen.config import dump, resolve
 
 torch.set_num_threads(1)
 
@@ -43,3 +46,26 @@ def tiny_overrides() -> list[str]:
 def plan_overrides(experiment: object, suite: str, run: str) -> list[str]:
     """The overrides an experiment's runs.yaml gives one of its runs in a suite."""
     return next(r.overrides for r in experiment.runs(suite) if r.name == run)
+
+
+def write_kg_systematic_run(
+    run: Path, loops: int, ood: list[float], blocks: int = 1, id_acc: float = 0.95
+) -> Path:
+    """A finished kg-systematic run directory: config, metrics and summary, no weights."""
+    run.mkdir(parents=True)
+    (run / "config.yaml").write_text(
+        dump(resolve("kg-systematic-looped", [f"model.n_loops={loops}", f"model.n_layers={blocks}"]))
+    )
+    lines = [
+        {
+            "step": 250 * (i + 1),
+            "eval/train/accuracy": 1.0,
+            "eval/id/accuracy": id_acc,
+            "eval/ood/accuracy": y,
+        }
+        for i, y in enumerate(ood)
+    ]
+    (run / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    summary = {"name": run.name, "parameters": 1000, "steps": 250 * len(ood), "train_seconds": 1.0}
+    (run / "summary.json").write_text(json.dumps(summary))
+    return run

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import plan_overrides
+from conftest import plan_overrides, write_kg_systematic_run
 
 from symgen.config import dump, resolve
 from symgen.experiments.claims import FAIL, NOT_JUDGED, PASS
@@ -109,34 +109,15 @@ def test_the_ood_bar_counts_from_the_first_evaluation_it_holds_for_two():
     assert ood_step([{"step": 100, "eval/ood/accuracy": 0.9}]) is None
 
 
-def write_run(run: Path, loops: int, ood: list[float], blocks: int = 1, id_acc: float = 0.95) -> Path:
-    """A finished kg-systematic run directory: config, metrics and summary, no weights."""
-    run.mkdir(parents=True)
-    (run / "config.yaml").write_text(
-        dump(resolve("kg-systematic-looped", [f"model.n_loops={loops}", f"model.n_layers={blocks}"]))
-    )
-    lines = [
-        {
-            "step": 250 * (i + 1),
-            "eval/train/accuracy": 1.0,
-            "eval/id/accuracy": id_acc,
-            "eval/ood/accuracy": y,
-        }
-        for i, y in enumerate(ood)
-    ]
-    (run / "metrics.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
-    summary = {"name": run.name, "parameters": 1000, "steps": 250 * len(ood), "train_seconds": 1.0}
-    (run / "summary.json").write_text(json.dumps(summary))
-    return run
-
-
 def test_b51_from_run_directories_reads_the_speed_from_the_ood_curves(tmp_path: Path):
     fast, slow = [0.0, 0.6, 0.78, 0.78, 0.78, 0.78], [0.0, 0.0, 0.55, 0.1, 0.7, 0.78]
     runs = {
-        "kg-sys-looped-r2": write_run(tmp_path / "r2", 2, fast),  # R = 2 learns first: the speed part fails
-        "kg-sys-looped": write_run(tmp_path / "r4", 4, slow),
-        "kg-sys-vanilla": write_run(tmp_path / "vanilla", 1, [0.0] * 6),
-        "kg-sys-deep": write_run(tmp_path / "deep", 1, [0.01] * 6, blocks=4, id_acc=0.5),
+        "kg-sys-looped-r2": write_kg_systematic_run(
+            tmp_path / "r2", 2, fast
+        ),  # R = 2 learns first: the speed part fails
+        "kg-sys-looped": write_kg_systematic_run(tmp_path / "r4", 4, slow),
+        "kg-sys-vanilla": write_kg_systematic_run(tmp_path / "vanilla", 1, [0.0] * 6),
+        "kg-sys-deep": write_kg_systematic_run(tmp_path / "deep", 1, [0.01] * 6, blocks=4, id_acc=0.5),
     }
     (tmp_path / "figures").mkdir()
     section = KGSystematicExperiment().analyze("quick", runs, tmp_path / "figures")

@@ -14,6 +14,7 @@ from symgen.experiments.implicit_horn_ablation.experiment import ImplicitHornAbl
 from symgen.experiments.kg_depth.experiment import KGDepthExperiment
 from symgen.experiments.kg_inside.experiment import KGInsideExperiment
 from symgen.experiments.kg_systematic.experiment import KGSystematicExperiment
+from symgen.experiments.kg_systematic_ablation.experiment import KGSystematicAblationExperiment
 from symgen.experiments.reverse.experiment import ReverseExperiment
 from symgen.experiments.speed.experiment import SpeedExperiment
 from symgen.experiments.theory.experiment import TheoryExperiment
@@ -31,6 +32,7 @@ EXPERIMENTS: tuple[type[Experiment], ...] = (
     TheoryExperiment,
     TransferExperiment,
     KGSystematicExperiment,
+    KGSystematicAblationExperiment,
     KGDepthExperiment,
     KGInsideExperiment,
     ImplicitHornExperiment,

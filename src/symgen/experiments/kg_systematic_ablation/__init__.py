@@ -1,0 +1,1 @@
+"""Paper B ablation: does R = 2 fail to compose for want of loops, or of layer passes?"""
