@@ -111,10 +111,8 @@ def test_the_ood_bar_counts_from_the_first_evaluation_it_holds_for_two():
 
 def test_b51_from_run_directories_reads_the_speed_from_the_ood_curves(tmp_path: Path):
     fast, slow = [0.0, 0.6, 0.78, 0.78, 0.78, 0.78], [0.0, 0.0, 0.55, 0.1, 0.7, 0.78]
-    runs = {
-        "kg-sys-looped-r2": write_kg_systematic_run(
-            tmp_path / "r2", 2, fast
-        ),  # R = 2 learns first: the speed part fails
+    runs = {  # R = 2 learns first: the speed part fails
+        "kg-sys-looped-r2": write_kg_systematic_run(tmp_path / "r2", 2, fast),
         "kg-sys-looped": write_kg_systematic_run(tmp_path / "r4", 4, slow),
         "kg-sys-vanilla": write_kg_systematic_run(tmp_path / "vanilla", 1, [0.0] * 6),
         "kg-sys-deep": write_kg_systematic_run(tmp_path / "deep", 1, [0.01] * 6, blocks=4, id_acc=0.5),
