@@ -8,6 +8,7 @@
       quick:
         - {run: reverse, recipe: reverse}
         - {include: kg_systematic}   # every run another experiment's folder lists for this suite
+        - {include: kg_depth, runs: [kg-depth-r4]}   # only the runs named, as that folder lists them
       paper: quick               # the same runs as another suite
 
 A run's overrides are its sets in order, then its own `set` (a key given twice keeps its last value,
@@ -32,6 +33,7 @@ from symgen.errors import UserError
 PLAN = "runs.yaml"
 SHARED = Path(__file__).parent / "sets.yaml"
 RUN_KEYS = {"run", "recipe", "label", "with", "set", "after", "seeds", "extends"}
+INCLUDE_KEYS = {"include", "runs"}
 
 
 @cache
@@ -81,10 +83,33 @@ def _entries(folder: Path, suite: str) -> list[tuple[dict[str, Any], dict[str, l
     out: list[tuple[dict[str, Any], dict[str, list[str]], Path]] = []
     for entry in entries:
         if "include" in entry:
-            out += _entries(folder.parent / entry["include"], suite)
+            out += _included(entry, folder, suite, path)
         else:
             out.append((entry, sets, path))
     return out
+
+
+def _included(
+    entry: dict[str, Any], folder: Path, suite: str, path: Path
+) -> list[tuple[dict[str, Any], dict[str, list[str]], Path]]:
+    """The runs an `include` entry takes from another folder: all of them, or those its `runs` names
+    (a run listed beside another experiment's stays that experiment's own spec, not a copy)."""
+    unknown = set(entry) - INCLUDE_KEYS
+    if unknown:
+        raise UserError(
+            f"{path}: include {entry!r}: unknown keys {sorted(unknown)} (allowed {sorted(INCLUDE_KEYS)})"
+        )
+    entries = _entries(folder.parent / entry["include"], suite)
+    if "runs" not in entry:
+        return entries
+    named = {e["run"]: (e, sets, where) for e, sets, where in entries if "run" in e}
+    missing = [name for name in entry["runs"] if name not in named]
+    if missing:
+        raise UserError(
+            f"{path}: include {entry['include']} names runs its {suite} suite lacks: {', '.join(missing)} "
+            f"(it has {', '.join(named) or 'none'})"
+        )
+    return [named[name] for name in entry["runs"]]
 
 
 def _run(entry: dict[str, Any], sets: dict[str, list[str]], path: Path) -> dict[str, Any]:
