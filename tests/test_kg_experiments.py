@@ -10,7 +10,7 @@ from conftest import plan_overrides, write_kg_systematic_run
 from symgen.config import dump, resolve
 from symgen.experiments.claims import FAIL, NOT_JUDGED, PASS
 from symgen.experiments.kg_depth.claims import EQUAL, STALL, DepthRun, check_b53
-from symgen.experiments.kg_depth.experiment import KGDepthExperiment, depth_run, dynamic_loops
+from symgen.experiments.kg_depth.experiment import KGDepthExperiment, depth_run, dynamic_loops, planned_run
 from symgen.experiments.kg_systematic.claims import check_b51, longest_at_each_r
 from symgen.experiments.kg_systematic.experiment import KGSystematicExperiment, final_accuracies, ood_step
 
@@ -82,6 +82,18 @@ def test_b51_vanilla_composing_fails_its_part_and_missing_runs_are_not_judged():
     assert part(check_b51(finals(level=0.84), "paper", []), "every looped run's OOD").outcome == PASS
 
 
+def test_b51_a_group_with_a_run_left_out_is_not_judged_naming_it():
+    # R = 2's extension left out: the shorter R = 2 run present cannot stand for the R the claim reads
+    claim = check_b51(finals(), "quick", [], {"kg-sys-looped-r2-long": 2})
+    assert outcomes(claim) == [NOT_JUDGED, PASS, NOT_JUDGED, NOT_JUDGED]
+    assert "kg-sys-looped-r2-long" in part(claim, "every looped run reaches").measured
+    vanilla_gone = check_b51(finals(), "quick", [], {"kg-sys-deep": 1})
+    assert outcomes(vanilla_gone) == [PASS, NOT_JUDGED, PASS, PASS]
+    names = {r.name for r in KGSystematicExperiment().runs("quick")}
+    absent = KGSystematicExperiment().absent("quick", names - {"kg-sys-deep"})
+    assert {n: c.model.n_loops for n, c in absent.items()} == {"kg-sys-deep": 1}
+
+
 def test_b51_reads_the_longest_trained_run_of_each_r_and_names_the_shorter():
     data = finals(t2=None, level=0.78)
     data["kg-sys-looped-r2"]["ood"] = 0.08  # R = 2 at its first budget: not yet composing
@@ -111,8 +123,9 @@ def test_the_ood_bar_counts_from_the_first_evaluation_it_holds_for_two():
 
 def test_b51_from_run_directories_reads_the_speed_from_the_ood_curves(tmp_path: Path):
     fast, slow = [0.0, 0.6, 0.78, 0.78, 0.78, 0.78], [0.0, 0.0, 0.55, 0.1, 0.7, 0.78]
-    runs = {  # R = 2 learns first: the speed part fails
+    runs = {  # R = 2 learns first: the speed part fails (every run of the quick suite present)
         "kg-sys-looped-r2": write_kg_systematic_run(tmp_path / "r2", 2, fast),
+        "kg-sys-looped-r2-long": write_kg_systematic_run(tmp_path / "r2-long", 2, fast),
         "kg-sys-looped": write_kg_systematic_run(tmp_path / "r4", 4, slow),
         "kg-sys-vanilla": write_kg_systematic_run(tmp_path / "vanilla", 1, [0.0] * 6),
         "kg-sys-deep": write_kg_systematic_run(tmp_path / "deep", 1, [0.01] * 6, blocks=4, id_acc=0.5),
@@ -123,10 +136,10 @@ def test_b51_from_run_directories_reads_the_speed_from_the_ood_curves(tmp_path: 
     speed = part(b51, "R = 4 reaches")
     assert (
         speed.outcome == FAIL
-        and speed.measured == "kg-sys-looped step 1250 against kg-sys-looped-r2 step 500"
+        and speed.measured == "kg-sys-looped step 1250 against kg-sys-looped-r2-long step 500"
     )
     assert part(b51, "vanilla models").outcome == NOT_JUDGED  # the deep model's ID is 0.5
-    assert [row[-1] for row in section.tables[0].rows] == ["500", "1250", "—", "—"]
+    assert [row[-1] for row in section.tables[0].rows] == ["500", "500", "1250", "—", "—"]
 
 
 def test_final_accuracy_averages_the_last_evaluations():
@@ -204,6 +217,37 @@ def test_b53_a_protocol_the_suite_did_not_train_is_not_judged():
     claim = check_b53(depth_runs(EQUAL, {1: 2, 2: 3}, None, 160000), [])
     assert outcomes(claim) == [PASS, NOT_JUDGED, NOT_JUDGED, NOT_JUDGED]
     assert claim.parts[2].text.startswith("until the curriculum stalls:")
+
+
+def test_b53_a_part_whose_protocol_lacks_a_run_of_the_suite_is_not_judged_naming_it():
+    # with R = 8 left out, R = 1, 2, 4 alone would pass "grows" and the dynamic model would beat R = 4
+    present = depth_runs(EQUAL, {1: 2, 2: 3, 4: 4}, 7, 160000) + depth_runs(
+        STALL, {1: 2, 2: 3, 4: 4, 8: 8}, 7, 480000
+    )
+    absent = depth_runs(EQUAL, {8: 0}, None, 160000)
+    claim = check_b53(present, [], absent)
+    assert outcomes(check_b53(present, [])) == [PASS, PASS, PASS, FAIL]
+    assert outcomes(claim) == [NOT_JUDGED, NOT_JUDGED, PASS, FAIL]
+    for judged in claim.parts[:2]:
+        assert judged.measured == "runs of its group left out of this output (--runs): kg-depth-r8"
+    # an absent dynamic-R run leaves the fixed-R comparison judged
+    no_dynamic = check_b53(
+        depth_runs(EQUAL, {1: 2, 2: 3}, None, 160000), [], depth_runs(EQUAL, {}, 0, 160000)
+    )
+    assert (
+        outcomes(no_dynamic)[:2] == [PASS, NOT_JUDGED] and "kg-depth-dynamic" in no_dynamic.parts[1].measured
+    )
+
+
+def test_the_experiment_names_the_suite_runs_an_analysis_lacks_with_their_protocol():
+    exp = KGDepthExperiment()
+    present = [r.name for r in exp.runs("quick") if r.name not in ("kg-depth-r8", "kg-depth-dynamic-stall")]
+    absent = {name: planned_run(name, cfg.to_dict()) for name, cfg in exp.absent("quick", present).items()}
+    assert set(absent) == {"kg-depth-r8", "kg-depth-dynamic-stall"}
+    r8, dynamic = absent["kg-depth-r8"], absent["kg-depth-dynamic-stall"]
+    assert (r8.protocol, r8.loops, r8.dynamic, r8.budget) == (EQUAL, 8, False, 160000)
+    assert (dynamic.protocol, dynamic.dynamic, dynamic.stopped_by) == (STALL, True, "not trained")
+    assert exp.absent("quick", [r.name for r in exp.runs("quick")]) == {}
 
 
 def write_depth_run(run: Path, overrides: list[str], depth: int) -> Path:

@@ -94,14 +94,17 @@ def model(name, r, base, chosen, depth=4, stage=5, base_r=None):
     }
 
 
-def b54(r2=(3, 3), r4=(5, 5), r8=(6, 8), dynamic=(9, 10), r8_depth=5):
-    models = [
+def b54_models(r2=(3, 3), r4=(5, 5), r8=(6, 8), dynamic=(9, 10), r8_depth=5) -> list[dict]:
+    return [
         model("kg-depth-r2", 2, *r2, depth=3, stage=4),
         model("kg-depth-r4", 4, *r4, depth=4, stage=5),
         model("kg-depth-r8", 8, *r8, depth=r8_depth, stage=6),
         model("kg-depth-dynamic", None, *dynamic, depth=7, stage=8, base_r=6),
     ]
-    return check_b54(models, [])
+
+
+def b54(**change):
+    return check_b54(b54_models(**change), [])
 
 
 def test_b54_lists_a_part_for_r2_and_r4_and_is_reproduced_when_every_part_passes():
@@ -145,6 +148,17 @@ def test_b54_an_unlearned_model_is_named_and_a_missing_one_not_judged():
     assert part(only_dynamic, "R = 2").measured == "no fixed-R model with R = 2 in this output"
 
 
+def test_b54_and_b55_are_not_judged_over_a_group_whose_run_was_left_out():
+    claim = check_b54([m for m in b54_models() if m["name"] != "kg-depth-r8"], [], {"kg-depth-r8": 8})
+    assert outcomes(claim) == [NOT_JUDGED, PASS, PASS, PASS, NOT_JUDGED]
+    assert "left out of this output (--runs): kg-depth-r8" in part(claim, "every fixed-R").measured
+    # R = 4 would stand in as "the largest R" if R = 8 were absent: neither margin part is judged
+    margins_claim = b55(absent={"kg-depth-r8": 8})
+    assert outcomes(margins_claim) == [NOT_JUDGED, NOT_JUDGED] and margins_claim.verdict == "not judged"
+    dynamic_gone = b55(absent={"kg-depth-dynamic": None})
+    assert outcomes(dynamic_gone) == [PASS, NOT_JUDGED]
+
+
 def test_r_is_chosen_on_the_validation_chains_not_the_test_chains():
     # r = 1..4; the validation half is best at r = 2, the test half at r = 4
     validation = {"hop_2": [0.9, 1.0, 0.9, 0.8], "hop_3": [0.2, 0.7, 0.5, 0.4], "hop_4": [0.0, 0.1, 0.1, 0.5]}
@@ -166,7 +180,7 @@ def margins(values: list[float]) -> dict:
     return {"margin": values, "peak_iteration": values.index(peak) + 1, "peak_margin": peak}
 
 
-def b55(hop3=(1.0, 4.0, 3.0, 2.0), dynamic_depth=5):
+def b55(hop3=(1.0, 4.0, 3.0, 2.0), dynamic_depth=5, absent=None):
     fixed = {
         "name": "kg-depth-r8",
         "learnable_depth": 3,
@@ -181,7 +195,7 @@ def b55(hop3=(1.0, 4.0, 3.0, 2.0), dynamic_depth=5):
         "learnable_depth": dynamic_depth,
         "groups": {g: margins([1.0, 5.0, 4.9, 4.8]) for g in ("hop_2", "hop_3", "hop_4")},
     }
-    return check_b55(fixed, dynamic, [])
+    return check_b55(fixed, dynamic, [], absent)
 
 
 def test_b55_reads_the_hops_up_to_the_learnable_depth():

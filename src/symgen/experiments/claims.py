@@ -19,6 +19,7 @@ seeds pass, others fail or could not judge it) or `not judged` (no seed could).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -57,6 +58,16 @@ def judge(text: str, ok: bool, measured: str, values: dict[str, Any] | None = No
 
 def not_judged(text: str, why: str, values: dict[str, Any] | None = None) -> Part:
     return Part(text, NOT_JUDGED, why, values or {})
+
+
+def left_out(text: str, names: Iterable[str], values: dict[str, Any] | None = None) -> Part | None:
+    """A part over a group of runs while some of the group are absent from the output (`--runs` left
+    them out): `not judged`, naming them, since the runs present cannot stand for the whole group.
+    None when the group is whole."""
+    names = sorted(names)
+    if not names:
+        return None
+    return not_judged(text, f"runs of its group left out of this output (--runs): {', '.join(names)}", values)
 
 
 def unlearned(arms: dict[str, float], bar: float, what: str) -> str:

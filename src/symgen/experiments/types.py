@@ -8,9 +8,11 @@ judges: each statement and its judge). The registry (`symgen.experiments.registr
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from symgen.config import ExperimentConfig, resolve
 from symgen.experiments import plan
 from symgen.experiments.claims import Claim, Statement
 from symgen.training.run_dir import is_finished, seed_dir
@@ -86,6 +88,17 @@ class Experiment:
     def runs(self, suite: str) -> list[RunSpec]:
         """The runs of `suite`, read from the folder's runs.yaml (none when it has no such file)."""
         return [RunSpec(**entry) for entry in plan.runs(self.folder(), suite)]
+
+    def absent(self, suite: str, present: Iterable[str]) -> dict[str, ExperimentConfig]:
+        """The suite's runs of this experiment that an analysis lacks (`--runs` left them out), with
+        the configs they would train: a part over a group of runs (every fixed R, every looped run) is
+        not judged while one of its group is absent, rather than judged over the runs present."""
+        present = set(present)
+        return {
+            spec.name: resolve(spec.recipe, spec.resolved_overrides(Path("runs")))
+            for spec in self.runs(suite)
+            if spec.name not in present
+        }
 
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
         raise NotImplementedError

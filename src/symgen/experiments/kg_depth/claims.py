@@ -7,14 +7,16 @@
 
 Under each, the learnable depth must grow over the fixed R and the dynamic-R model must reach the best
 fixed R. A run counts only once it passed 2 hops (learnable depth >= LEARNED_DEPTH); one below makes
-the part `not judged`, naming the run.
+the part `not judged`, naming the run, and so does a run of the protocol that the output lacks (`--runs`
+left it out): the runs present cannot stand for "every fixed R".
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from symgen.experiments.claims import Claim, Part, Statement, judge, not_judged, unlearned
+from symgen.experiments.claims import Claim, Part, Statement, judge, left_out, not_judged, unlearned
 
 B53 = Statement(
     "B5.3",
@@ -69,12 +71,14 @@ def _capped(runs: list[DepthRun], protocol: str) -> str:
     return f"; ended by the cap, not a stall: {', '.join(capped)}" if capped else ""
 
 
-def grows_part(protocol: str, runs: list[DepthRun]) -> Part:
+def grows_part(protocol: str, runs: list[DepthRun], absent: Sequence[DepthRun] = ()) -> Part:
     fixed = sorted((r for r in runs if not r.dynamic), key=lambda r: r.loops)
     text = (
         f"{protocol_label(protocol, runs)}: learnable depth does not decrease from one fixed R to the next, "
         f"and the largest R's exceeds the smallest R's; {COUNTS}"
     )
+    if part := left_out(text, [r.name for r in absent if not r.dynamic]):
+        return part
     if len(fixed) < 2:
         return not_judged(text, f"fewer than two fixed-R runs trained {protocol}")
     values = {f"R{r.loops}": r.depth for r in fixed}
@@ -86,13 +90,15 @@ def grows_part(protocol: str, runs: list[DepthRun]) -> Part:
     return judge(text, ok, measured, values)
 
 
-def dynamic_part(protocol: str, runs: list[DepthRun]) -> Part:
+def dynamic_part(protocol: str, runs: list[DepthRun], absent: Sequence[DepthRun] = ()) -> Part:
     fixed = [r for r in runs if not r.dynamic]
     dynamic = next((r for r in runs if r.dynamic), None)
     text = (
         f"{protocol_label(protocol, runs)}: the dynamic-R model reaches at least the best fixed R's "
         f"learnable depth; {COUNTS}"
     )
+    if part := left_out(text, [r.name for r in absent]):  # the best fixed R needs every fixed R
+        return part
     if dynamic is None or not fixed:
         return not_judged(text, f"no dynamic-R run, or no fixed-R run, trained {protocol}")
     best = max(fixed, key=lambda r: (r.depth, -r.loops))
@@ -105,12 +111,14 @@ def dynamic_part(protocol: str, runs: list[DepthRun]) -> Part:
     return judge(text, dynamic.depth >= best.depth, measured, values)
 
 
-def check_b53(runs: list[DepthRun], evidence: list[str]) -> Claim:
-    """B5.3: two parts under each protocol; a protocol the suite did not train reads `not judged`."""
+def check_b53(runs: list[DepthRun], evidence: list[str], absent: Sequence[DepthRun] = ()) -> Claim:
+    """B5.3: two parts under each protocol; a protocol the suite did not train reads `not judged`, and
+    so does a part one of whose protocol's runs is `absent` (the suite has it, the output lacks it)."""
     parts = []
     for protocol in PROTOCOLS:
         under = [r for r in runs if r.protocol == protocol]
-        parts += [grows_part(protocol, under), dynamic_part(protocol, under)]
+        missing = [r for r in absent if r.protocol == protocol]
+        parts += [grows_part(protocol, under, missing), dynamic_part(protocol, under, missing)]
     note = (
         "The paper's sentence needs the second protocol: the paper trains each R until its curriculum "
         "stalls. Equal compute asks whether more iterations pay for their cost."

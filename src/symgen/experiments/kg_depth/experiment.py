@@ -22,10 +22,10 @@ from symgen.training.run_dir import read_summary
 STALL_SUFFIX = "-stall"  # a run trained until its curriculum stalls, under a larger cap
 
 
-def depth_run(name: str, run: Path) -> DepthRun:
-    """What B5.3 reads of a run: its protocol, R, learnable depth, budget and what ended it."""
-    cfg = yaml.safe_load((run / "config.yaml").read_text())
-    train, summary = cfg["train"], read_summary(run)
+def planned_run(name: str, cfg: dict, summary: dict | None = None) -> DepthRun:
+    """What B5.3 reads of a run from its resolved config: its protocol, R and budget; with its summary
+    also its learnable depth and what ended it (a run not trained: depth 0, ended by `not trained`)."""
+    train = cfg["train"]
     dynamic = train["loops"] == "poisson"
     budget = train.get("budget_layer_passes")
     stall = name.endswith(STALL_SUFFIX) or budget is None
@@ -34,10 +34,15 @@ def depth_run(name: str, run: Path) -> DepthRun:
         STALL if stall else EQUAL,
         train["loops_max"] if dynamic else cfg["model"]["n_loops"],
         dynamic,
-        int(summary.get("learnable_depth", 0)),
+        int(summary.get("learnable_depth", 0)) if summary else 0,
         budget,
-        summary.get("stopped_by", "steps"),
+        summary.get("stopped_by", "steps") if summary else "not trained",
     )
+
+
+def depth_run(name: str, run: Path) -> DepthRun:
+    """What B5.3 reads of a trained run: its protocol, R, learnable depth, budget and what ended it."""
+    return planned_run(name, yaml.safe_load((run / "config.yaml").read_text()), read_summary(run))
 
 
 def _row(run: Path, info: DepthRun, label: str) -> tuple[list, dict[int, float]]:
@@ -141,7 +146,8 @@ class KGDepthExperiment(Experiment):
             "Final held-out accuracy on k-hop chains, per hop count k (fixed R: at R; dynamic: the best "
             "R of its range).",
         )
-        claim = check_b53(runs, [str(p) for p in run_dirs.values()])
+        absent = [planned_run(n, cfg.to_dict()) for n, cfg in self.absent(suite, run_dirs).items()]
+        claim = check_b53(runs, [str(p) for p in run_dirs.values()], absent)
         return Section(self.title, [TEXT], figures, [table, per_hop], [claim])
 
 

@@ -10,7 +10,7 @@ run its learnable depth (>= LEARNED_DEPTH: 2 hops passed), the halting model its
 from __future__ import annotations
 
 from symgen.analysis.grokking import THRESHOLDS, in_order
-from symgen.experiments.claims import Claim, Part, Statement, judge, not_judged, unlearned
+from symgen.experiments.claims import Claim, Part, Statement, judge, left_out, not_judged, unlearned
 from symgen.experiments.kg_systematic.claims import PATIENCE
 from symgen.measures.metrics import rank_correlation
 
@@ -174,8 +174,11 @@ def _depth_values(models: list[dict]) -> dict[str, int | None]:
     return {f"{m['name']}/{k}": m[k] for m in models for k in DEPTH_KEYS}
 
 
-def _depth_part(text: str, models: list[dict], missing: str, ok, measured) -> Part:
-    """A part over `models`: not judged when there are none or one never learned, else ok(models)."""
+def _depth_part(text: str, models: list[dict], missing: str, ok, measured, absent: list[str]) -> Part:
+    """A part over `models`: not judged when one of its group is absent, there are none or one never
+    learned, else ok(models)."""
+    if part := left_out(text, absent):
+        return part
     if not models:
         return not_judged(text, missing)
     values = _depth_values(models)
@@ -184,13 +187,19 @@ def _depth_part(text: str, models: list[dict], missing: str, ok, measured) -> Pa
     return judge(text, ok(models), measured(models), values)
 
 
-def check_b54(models: list[dict], evidence: list[str]) -> Claim:
+def check_b54(models: list[dict], evidence: list[str], absent: dict[str, int | None] | None = None) -> Claim:
     """`models`: one dict per looped depth model with name, R (training R; the dynamic model: None),
     r_max, learnable_depth, curriculum_stage (deepest hop count in training at the end), baseline_r
     (the training R; dynamic: the best r of its range on validation chains), depth_baseline,
-    chosen_r (the best r of 1..r_max on validation chains) and depth_chosen_r (depths on test chains)."""
+    chosen_r (the best r of 1..r_max on validation chains) and depth_chosen_r (depths on test chains).
+    `absent`: the R (dynamic: None) of each looped depth run of the suite that this output lacks."""
     fixed = [m for m in models if m["R"] is not None]
     dynamic = [m for m in models if m["R"] is None]
+    absent = absent or {}
+
+    def gone(keep) -> list[str]:
+        return [name for name, r in absent.items() if keep(r)]
+
     how = "r chosen on the validation chains, depth = the deepest hop with test-chain accuracy >= 0.6"
     parts = [
         _depth_part(
@@ -200,6 +209,7 @@ def check_b54(models: list[dict], evidence: list[str]) -> Claim:
             "no fixed-R model with R > 4 in this output",
             lambda ms: all(_gains(m) for m in ms),
             lambda ms: "; ".join(_gain(m) for m in ms),
+            gone(lambda r: r is not None and r > 4),
         ),
         _depth_part(
             "the dynamic-R model gains depth with more inference iterations (r in 1..3 × its largest R, "
@@ -208,6 +218,7 @@ def check_b54(models: list[dict], evidence: list[str]) -> Claim:
             "no dynamic-R model in this output",
             lambda ms: all(_gains(m) for m in ms),
             lambda ms: "; ".join(_gain(m) for m in ms),
+            gone(lambda r: r is None),
         ),
     ]
     for r in (2, 4):
@@ -218,6 +229,7 @@ def check_b54(models: list[dict], evidence: list[str]) -> Claim:
                 f"no fixed-R model with R = {r} in this output",
                 lambda ms: not any(_gains(m) for m in ms),
                 lambda ms: "; ".join(_gain(m) for m in ms),
+                gone(lambda a, r=r: a == r),
             )
         )
     parts.append(
@@ -232,6 +244,7 @@ def check_b54(models: list[dict], evidence: list[str]) -> Claim:
                 f"trained to {m['curriculum_stage']}"
                 for m in ms
             ),
+            gone(lambda r: r is not None),
         )
     )
     return B54.check(parts, evidence)
@@ -261,10 +274,17 @@ SLOWER_TEXT = (
 )
 
 
-def check_b55(fixed: dict | None, dynamic: dict | None, evidence: list[str]) -> Claim:
+def check_b55(
+    fixed: dict | None, dynamic: dict | None, evidence: list[str], absent: dict[str, int | None] | None = None
+) -> Claim:
     """`fixed` (the fixed-R model with the largest R) and `dynamic`: name, learnable_depth and groups
     ({hop_k: {margin: [...], peak_iteration, peak_margin}} from the margin analysis). Judged on the
-    hop counts 2..the fixed model's learnable depth, where it learned to answer."""
+    hop counts 2..the fixed model's learnable depth, where it learned to answer. `absent` as for B5.4:
+    while a fixed-R run is absent, the largest R present may not be the suite's largest."""
+    absent = absent or {}
+    fixed_gone = [name for name, r in absent.items() if r is not None]
+    if fixed_gone:
+        return B55.check([left_out(PEAK_TEXT, fixed_gone), left_out(SLOWER_TEXT, absent)], evidence)
     if fixed is None:
         why = "no looped fixed-R depth model in this output"
         return B55.check([not_judged(PEAK_TEXT, why), not_judged(SLOWER_TEXT, why)], evidence)
@@ -281,7 +301,9 @@ def check_b55(fixed: dict | None, dynamic: dict | None, evidence: list[str]) -> 
     none = "" if hops else f"no held-out hop count from 2 to {fixed['name']}'s learnable depth {depth}"
     why = unlearned(arms, LEARNED_DEPTH, DEPTH_WHAT) or none
     parts = [not_judged(PEAK_TEXT, why, values) if why else _peak_part(fixed, hops, values)]
-    if dynamic is None:
+    if absent:  # the dynamic-R run
+        parts.append(left_out(SLOWER_TEXT, absent))
+    elif dynamic is None:
         parts.append(not_judged(SLOWER_TEXT, "no dynamic-R model in this output"))
     elif (
         why := unlearned(arms | {dynamic["name"]: dynamic["learnable_depth"] or 0}, LEARNED_DEPTH, DEPTH_WHAT)

@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 from symgen.analysis import loop_report
-from symgen.config import resolve
+from symgen.config import ExperimentConfig, resolve
 from symgen.experiments.claims import Claim
 from symgen.experiments.kg_depth.experiment import STALL_SUFFIX
 from symgen.experiments.kg_inside.claims import (
@@ -61,6 +61,18 @@ def depth_models(run_dirs: dict[str, Path]) -> tuple[dict[str, Path], tuple[str,
     return {n: fixed[n] for n in order}, dynamic
 
 
+def absent_depth_models(absent: dict[str, ExperimentConfig]) -> dict[str, int | None]:
+    """The looped equal-compute depth runs the output lacks, as `depth_models` would have read them:
+    name -> training R (the dynamic-R run: None)."""
+    return {
+        name: None if cfg.train.loops == "poisson" else cfg.model.n_loops
+        for name, cfg in absent.items()
+        if name.startswith("kg-depth")
+        and not name.endswith(STALL_SUFFIX)
+        and (cfg.train.loops == "poisson" or cfg.model.n_loops > 1)
+    }
+
+
 def _b54_model(name: str, run: Path, dynamic: bool) -> tuple[dict, dict]:
     """Inference iterations r = 1..3R of one model: what B5.4 judges, and the analysis result."""
     r_max = 3 * loop_report.training_r(resolve(Path(run) / "config.yaml"))
@@ -91,7 +103,11 @@ def _dash(value: object) -> object:
 
 
 def b54(
-    section: Section, fixed: dict[str, Path], dynamic: tuple[str, Path] | None, figure_dir: Path
+    section: Section,
+    fixed: dict[str, Path],
+    dynamic: tuple[str, Path] | None,
+    figure_dir: Path,
+    absent: dict[str, int | None],
 ) -> Claim:
     """More inference iterations than trained: every looped depth model swept over r = 1..3R."""
     runs = [(n, r, False) for n, r in fixed.items()] + ([(*dynamic, True)] if dynamic else [])
@@ -117,7 +133,7 @@ def b54(
         "never evidence."
     )
     section.tables.append(Table(headers, rows, caption))
-    return check_b54(models, [f"kg_iterations_{n}.png" for n, _, _ in runs])
+    return check_b54(models, [f"kg_iterations_{n}.png" for n, _, _ in runs], absent)
 
 
 def _margin_input(name: str, run: Path, iters: int) -> dict:
@@ -132,10 +148,11 @@ def b55(
     dynamic: tuple[str, Path] | None,
     iters: int,
     figure_dir: Path,
+    absent: dict[str, int | None],
 ) -> Claim:
     """Margins per iteration on the largest-R fixed model and the dynamic one."""
     if largest is None:
-        return check_b55(None, None, [])
+        return check_b55(None, None, [], absent)
     fixed = _margin_input(*largest, iters)
     dyn = _margin_input(*dynamic, iters) if dynamic else None
     rows = [
@@ -157,7 +174,7 @@ def b55(
     if dyn is not None:
         section.figures.append(_copy_figure(dyn, figure_dir, "kg_margins_dynamic.png"))
         evidence.append("kg_margins_dynamic.png")
-    return check_b55(fixed, dyn, evidence)
+    return check_b55(fixed, dyn, evidence, absent)
 
 
 def _halting_row(row: dict) -> list:
@@ -250,7 +267,7 @@ def b52(section: Section, run_dirs: dict[str, Path], figure_dir: Path) -> Claim:
         if deep_rows or vanilla_rows:
             section.tables.append(_lens_table(deep_rows + vanilla_rows))
         return check_b52(None, deep, vanilla, [str(run_dirs[n]) for n in (deep_name, vanilla_name) if n])
-    finals, records = run_finals(run_dirs[name])
+    finals, records, _ = run_finals(run_dirs[name])
     phases = finals["phases"]
     steps, _ = curve(records, "eval/id/accuracy")
     between = None
@@ -273,10 +290,11 @@ class KGInsideExperiment(Experiment):
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
         section = Section(self.title)
         fixed, dynamic = depth_models(run_dirs)
+        absent = absent_depth_models(self.absent(suite, run_dirs))
         largest = list(fixed.items())[-1] if fixed else None
         iters = 16 if suite == "smoke" else 40  # margin curves: well past every training R
-        section.claims.append(b54(section, fixed, dynamic, figure_dir))
-        section.claims.append(b55(section, largest, dynamic, iters, figure_dir))
+        section.claims.append(b54(section, fixed, dynamic, figure_dir, absent))
+        section.claims.append(b55(section, largest, dynamic, iters, figure_dir, absent))
         section.claims.append(b56(section, dynamic, figure_dir))
         section.claims.append(b52(section, run_dirs, figure_dir))
         margins = (

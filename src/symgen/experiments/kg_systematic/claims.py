@@ -2,12 +2,15 @@
 
 Every part first asks each run it compares to have learned its own seen task: held-out ID 2-hop
 accuracy >= LEARNED_ID (chains of two facts seen in training compositions); a run below it makes the
-part `not judged`, naming the run and its number.
+part `not judged`, naming the run and its number. So does a run of the part's group (the looped runs,
+the vanilla runs, the runs at R = 2 and 4) that the output lacks because `--runs` left it out.
 """
 
 from __future__ import annotations
 
-from symgen.experiments.claims import Claim, Part, Statement, judge, not_judged, unlearned
+from collections.abc import Iterable
+
+from symgen.experiments.claims import Claim, Part, Statement, judge, left_out, not_judged, unlearned
 
 B51 = Statement(
     "B5.1",
@@ -39,8 +42,10 @@ def _values(finals: dict[str, dict], *keys: str) -> dict[str, float | None]:
     return {f"{n}/{k}": f.get(k) for n, f in finals.items() for k in keys}
 
 
-def looped_part(looped: dict[str, dict]) -> Part:
+def looped_part(looped: dict[str, dict], absent: Iterable[str] = ()) -> Part:
     text = f"every looped run reaches OOD 2-hop accuracy >= {LOOPED_OOD} (quick bar)"
+    if part := left_out(text, absent):
+        return part
     if not looped:
         return not_judged(text, "no looped run in this output")
     values = _values(looped, "ood", "id")
@@ -50,11 +55,13 @@ def looped_part(looped: dict[str, dict]) -> Part:
     return judge(text, ok, f"OOD {_runs(looped)} (bar {LOOPED_OOD})", values)
 
 
-def vanilla_part(vanilla: dict[str, dict]) -> Part:
+def vanilla_part(vanilla: dict[str, dict], absent: Iterable[str] = ()) -> Part:
     text = (
         "vanilla models (one pass: the looped model's blocks at R = 1, and a depth-matched stack of "
         f"distinct blocks) stay at OOD 2-hop accuracy <= {VANILLA_OOD}"
     )
+    if part := left_out(text, absent):
+        return part
     if not vanilla:
         return not_judged(text, "no vanilla run in this output")
     values = _values(vanilla, "ood", "id")
@@ -68,12 +75,14 @@ def _at(looped: dict[str, dict], r: int) -> tuple[str, dict] | None:
     return next(((n, f) for n, f in looped.items() if f["loops"] == r), None)
 
 
-def speed_part(looped: dict[str, dict], suite: str) -> Part:
+def speed_part(looped: dict[str, dict], suite: str, absent: Iterable[str] = ()) -> Part:
     """R = 4 reaches the OOD bar (sustained) at an earlier step than R = 2, or R = 2 never does."""
     text = (
         f"R = 4 reaches OOD >= {LOOPED_OOD} in fewer training steps than R = 2 (the first evaluation from "
         f"which OOD stays at the bar for {PATIENCE} evaluations; same batch and data, so steps count epochs)"
     )
+    if part := left_out(text, absent):  # the longest-trained run of each R is the one read
+        return part
     r2, r4 = _at(looped, 2), _at(looped, 4)
     if r2 is None or r4 is None:
         missing = " or ".join(f"R = {r}" for r, run in ((2, r2), (4, r4)) if run is None)
@@ -92,12 +101,14 @@ def speed_part(looped: dict[str, dict], suite: str) -> Part:
     return judge(text, ok, f"{when(*r4)} against {when(*r2)}", values)
 
 
-def level_part(looped: dict[str, dict]) -> Part:
+def level_part(looped: dict[str, dict], absent: Iterable[str] = ()) -> Part:
     lo, hi = PAPER_OOD
     text = (
         f"every looped run's OOD 2-hop accuracy is the paper's ≈ {lo}–{hi}, within {PAPER_OOD_TOLERANCE} "
         "(judged at every scale; smaller models and data may sit lower)"
     )
+    if part := left_out(text, absent):
+        return part
     if not looped:
         return not_judged(text, "no looped run in this output")
     values = _values(looped, "ood", "id")
@@ -133,11 +144,21 @@ def longest_at_each_r(looped: dict[str, dict]) -> tuple[dict[str, dict], str]:
     return kept, "; ".join(shorter)
 
 
-def check_b51(finals: dict[str, dict], suite: str, evidence: list[str]) -> Claim:
+def check_b51(
+    finals: dict[str, dict], suite: str, evidence: list[str], absent: dict[str, int] | None = None
+) -> Claim:
     """B5.1 from each run's final numbers: `finals[run]` holds `ood`, `id` (means of the last
     evaluations), `loops` (R; 1 is vanilla), `ood_step` (when OOD reached the bar, or None) and `steps`.
-    Where one R has several looped runs, the longest-trained one is judged (`longest_at_each_r`)."""
+    Where one R has several looped runs, the longest-trained one is judged (`longest_at_each_r`).
+    `absent` gives the R of each run of the suite that this output lacks."""
     looped, note = longest_at_each_r({n: f for n, f in finals.items() if f["loops"] > 1})
     vanilla = {n: f for n, f in finals.items() if f["loops"] == 1}
-    parts = [looped_part(looped), vanilla_part(vanilla), speed_part(looped, suite), level_part(looped)]
+    absent = absent or {}
+    absent_looped = [n for n, r in absent.items() if r > 1]
+    parts = [
+        looped_part(looped, absent_looped),
+        vanilla_part(vanilla, [n for n, r in absent.items() if r == 1]),
+        speed_part(looped, suite, [n for n, r in absent.items() if r in (2, 4)]),
+        level_part(looped, absent_looped),
+    ]
     return B51.check(parts, evidence, note)

@@ -25,18 +25,23 @@ def ood_step(records: list[dict]) -> float | None:
     return first_sustained(*curve(records, "eval/ood/accuracy"), LOOPED_OOD, PATIENCE)
 
 
-def run_finals(run: Path) -> tuple[dict, list[dict]]:
-    """A run's final numbers (what B5.1 reads) and its metrics records."""
+def run_finals(run: Path) -> tuple[dict, list[dict], dict]:
+    """A run's final numbers (what B5.1 reads), its metrics records and its summary (read once)."""
     records, summary = read_metrics(run), read_summary(run)
     loops, layers = run_shape(run)
     final = {"ood": 0.0, "id": 0.0} | final_accuracies(records)
-    return final | {
-        "loops": loops,
-        "blocks": layers,
-        "steps": summary["steps"],
-        "phases": phase_times(records, patience=PATIENCE),
-        "ood_step": ood_step(records),
-    }, records
+    return (
+        final
+        | {
+            "loops": loops,
+            "blocks": layers,
+            "steps": summary["steps"],
+            "phases": phase_times(records, patience=PATIENCE),
+            "ood_step": ood_step(records),
+        },
+        records,
+        summary,
+    )
 
 
 class KGSystematicExperiment(Experiment):
@@ -48,8 +53,7 @@ class KGSystematicExperiment(Experiment):
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
         rows, figures, finals, ood_curves = [], [], {}, {}
         for name, run in run_dirs.items():
-            final, records = run_finals(run)
-            summary = read_summary(run)
+            final, records, summary = run_finals(run)
             finals[name] = final
             ood_curves[name] = curve(records, "eval/ood/accuracy")
             figures.append(
@@ -86,7 +90,8 @@ class KGSystematicExperiment(Experiment):
             f"OOD {_fmt_time(f['phases']['ood'])}" + (" (in order)" if in_order(f["phases"]) else "")
             for n, f in finals.items()
         )
-        claims = [check_b51(finals, suite, evidence)]
+        absent = {name: cfg.model.n_loops for name, cfg in self.absent(suite, run_dirs).items()}
+        claims = [check_b51(finals, suite, evidence, absent)]
         return Section(self.title, [text, f"Phase steps — {phases}."], figures, [table], claims)
 
 

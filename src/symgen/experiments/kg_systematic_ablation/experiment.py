@@ -16,7 +16,6 @@ from symgen.experiments.kg_systematic.claims import LOOPED_OOD
 from symgen.experiments.kg_systematic.experiment import LAST_EVALS, run_finals
 from symgen.experiments.types import Experiment, Section, Table
 from symgen.measures.metrics import curve
-from symgen.training.run_dir import read_summary
 
 TWO_LAYER_RUN = "kg-sys-looped-r2-two-layer-block"
 ROLES = {
@@ -51,11 +50,11 @@ class KGSystematicAblationExperiment(Experiment):
         runs = {n: run_dirs[n] for n in ROLES if n in run_dirs}
         rows, ood_curves = [], {}
         for name, run in runs.items():
-            final, records = run_finals(run)
+            final, records, summary = run_finals(run)
             ood_curves[name] = curve(records, "eval/ood/accuracy")
             rows.append(
                 [name, ROLES[name], final["blocks"], final["loops"], final["blocks"] * final["loops"]]
-                + [read_summary(run)["parameters"], final["steps"], final["id"], final["ood"]]
+                + [summary["parameters"], final["steps"], final["id"], final["ood"]]
                 + ["—" if final["ood_step"] is None else int(final["ood_step"])]
             )
         table = Table(
