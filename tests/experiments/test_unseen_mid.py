@@ -140,7 +140,8 @@ def test_plateau_exit_is_the_first_evaluation_above_one_half():
 def test_width_table_and_answer_come_from_the_metrics(tmp_path: Path):
     dirs = mid_runs(tmp_path / "a")
     points = width_points(dirs)
-    rows = {(r[0], r[1]): r for r in width_table(points).rows}
+    table = width_table(points).rows
+    rows = {(r[0], r[1]): r for r in table}
     assert set(rows) == {
         ("standard", 64),
         ("standard", 128),
@@ -151,7 +152,9 @@ def test_width_table_and_answer_come_from_the_metrics(tmp_path: Path):
         ("copy + frozen + same-symbol", 128),
     }
     assert rows[("copy + frozen", 256)][5] == "never" and rows[("copy + frozen + same-symbol", 64)][5] == 3000
-    assert rows[("copy + frozen", 128)][3] == "unseen-copy-frozen" and rows[("standard", 64)][2] == 6400
+    # two copy + frozen runs at d = 128: the claims' run (5000 steps) and the longer width run
+    at_128 = [r[3] for r in table if (r[0], r[1]) == ("copy + frozen", 128)]
+    assert at_128 == ["unseen-copy-frozen", "width-128-copy-frozen"] and rows[("standard", 64)][2] == 6400
     section = UnseenMidExperiment().analyze("mid", dirs, tmp_path / "fig")
     answer = section.paragraphs[1]
     assert "does not leave the rule-choice plateau at any width measured (d = 64, 128, 256)" in answer

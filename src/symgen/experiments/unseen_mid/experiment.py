@@ -195,8 +195,8 @@ class UnseenMidExperiment(UnseenSymbolsExperiment):
         section.paragraphs = [
             f"The unseen-symbols runs at d = {', '.join(map(str, widths)) or '-'} (the quick task and "
             "step counts), judged by the same bars as the quick ones: their claims are the rows marked "
-            "(mid). Runs named width-D-METHOD train a method at another width for the plateau question "
-            "and are not part of the claims.",
+            "(mid). Runs named width-D-METHOD train a method at another width, or at d = 128 for longer, "
+            "for the plateau question and are not part of the claims.",
             width_answer(points),
             *section.paragraphs,
         ]
