@@ -87,8 +87,10 @@ def test_b51_a_group_with_a_run_left_out_is_not_judged_naming_it():
     claim = check_b51(finals(), "quick", [], {"kg-sys-looped-r2-long": 2})
     assert outcomes(claim) == [NOT_JUDGED, PASS, NOT_JUDGED, NOT_JUDGED]
     assert "kg-sys-looped-r2-long" in part(claim, "every looped run reaches").measured
-    vanilla_gone = check_b51(finals(), "quick", [], {"kg-sys-deep": 1})
+    present = {n: f for n, f in finals().items() if n != "kg-sys-deep"}
+    vanilla_gone = check_b51(present, "quick", [], {"kg-sys-deep": 1})
     assert outcomes(vanilla_gone) == [PASS, NOT_JUDGED, PASS, PASS]
+    assert part(vanilla_gone, "vanilla").values == {"kg-sys-vanilla/ood": 0.01, "kg-sys-vanilla/id": 0.93}
     names = {r.name for r in KGSystematicExperiment().runs("quick")}
     absent = KGSystematicExperiment().absent("quick", names - {"kg-sys-deep"})
     assert {n: c.model.n_loops for n, c in absent.items()} == {"kg-sys-deep": 1}
@@ -229,7 +231,7 @@ def test_b53_a_part_whose_protocol_lacks_a_run_of_the_suite_is_not_judged_naming
     assert outcomes(check_b53(present, [])) == [PASS, PASS, PASS, FAIL]
     assert outcomes(claim) == [NOT_JUDGED, NOT_JUDGED, PASS, FAIL]
     for judged in claim.parts[:2]:
-        assert judged.measured == "runs of its group left out of this output (--runs): kg-depth-r8"
+        assert judged.measured == "runs of its group that --runs left out of this analysis: kg-depth-r8"
     # an absent dynamic-R run leaves the fixed-R comparison judged
     no_dynamic = check_b53(
         depth_runs(EQUAL, {1: 2, 2: 3}, None, 160000), [], depth_runs(EQUAL, {}, 0, 160000)
@@ -248,6 +250,9 @@ def test_the_experiment_names_the_suite_runs_an_analysis_lacks_with_their_protoc
     assert (r8.protocol, r8.loops, r8.dynamic, r8.budget) == (EQUAL, 8, False, 160000)
     assert (dynamic.protocol, dynamic.dynamic, dynamic.stopped_by) == (STALL, True, "not trained")
     assert exp.absent("quick", [r.name for r in exp.runs("quick")]) == {}
+    # under --set, an absent run is classified as it would have trained: here without a budget
+    exp.invocation_sets = ("train.budget_layer_passes=null",)
+    assert planned_run("kg-depth-r8", exp.absent("quick", present)["kg-depth-r8"].to_dict()).protocol == STALL
 
 
 def write_depth_run(run: Path, overrides: list[str], depth: int) -> Path:

@@ -88,7 +88,10 @@ def test_b52_without_a_looped_run_still_shows_the_vanilla_models_lens(tmp_path: 
     assert looped_parts and all(p["outcome"] == "not judged" for p in looped_parts)
     # the depth runs were left out: the parts over them name them, not "none in this output"
     b55 = next(c for c in claims if c["id"] == "B5.5")
-    assert all("left out of this output (--runs): " in p["measured"]["0"] for p in b55["parts"])
+    assert all(
+        "runs of its group that --runs left out of this analysis: " in p["measured"]["0"]
+        for p in b55["parts"]
+    )
     assert "kg-depth-r8" in b55["parts"][0]["measured"]["0"]
     page = (out / "report.html").read_text()
     lens = page[page.index("Logit lens: best top-1") :]

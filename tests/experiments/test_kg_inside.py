@@ -151,12 +151,20 @@ def test_b54_an_unlearned_model_is_named_and_a_missing_one_not_judged():
 def test_b54_and_b55_are_not_judged_over_a_group_whose_run_was_left_out():
     claim = check_b54([m for m in b54_models() if m["name"] != "kg-depth-r8"], [], {"kg-depth-r8": 8})
     assert outcomes(claim) == [NOT_JUDGED, PASS, PASS, PASS, NOT_JUDGED]
-    assert "left out of this output (--runs): kg-depth-r8" in part(claim, "every fixed-R").measured
-    # R = 4 would stand in as "the largest R" if R = 8 were absent: neither margin part is judged
-    margins_claim = b55(absent={"kg-depth-r8": 8})
+    assert (
+        "runs of its group that --runs left out of this analysis: kg-depth-r8"
+        in part(claim, "every fixed-R").measured
+    )
+    # with R = 8 absent, R = 4 would stand in as "the largest R": neither margin part is judged
+    margins_claim = b55(fixed_r=4, absent={"kg-depth-r8": 8})
     assert outcomes(margins_claim) == [NOT_JUDGED, NOT_JUDGED] and margins_claim.verdict == "not judged"
-    dynamic_gone = b55(absent={"kg-depth-dynamic": None})
-    assert outcomes(dynamic_gone) == [PASS, NOT_JUDGED]
+    assert all("kg-depth-r8" in p.measured for p in margins_claim.parts)
+    # a smaller R absent changes nothing B5.5 reads; an absent dynamic-R run only its own part
+    assert outcomes(b55(absent={"kg-depth-r2": 2, "kg-depth-r4": 4})) == [PASS, PASS]
+    dynamic_gone = b55(with_dynamic=False, absent={"kg-depth-dynamic": None})
+    assert (
+        outcomes(dynamic_gone) == [PASS, NOT_JUDGED] and "kg-depth-dynamic" in dynamic_gone.parts[1].measured
+    )
 
 
 def test_r_is_chosen_on_the_validation_chains_not_the_test_chains():
@@ -180,9 +188,10 @@ def margins(values: list[float]) -> dict:
     return {"margin": values, "peak_iteration": values.index(peak) + 1, "peak_margin": peak}
 
 
-def b55(hop3=(1.0, 4.0, 3.0, 2.0), dynamic_depth=5, absent=None):
+def b55(hop3=(1.0, 4.0, 3.0, 2.0), dynamic_depth=5, absent=None, fixed_r=8, with_dynamic=True):
     fixed = {
-        "name": "kg-depth-r8",
+        "name": f"kg-depth-r{fixed_r}",
+        "R": fixed_r,
         "learnable_depth": 3,
         "groups": {
             "hop_2": margins([2.0, 5.0, 4.0, 3.0]),
@@ -195,7 +204,7 @@ def b55(hop3=(1.0, 4.0, 3.0, 2.0), dynamic_depth=5, absent=None):
         "learnable_depth": dynamic_depth,
         "groups": {g: margins([1.0, 5.0, 4.9, 4.8]) for g in ("hop_2", "hop_3", "hop_4")},
     }
-    return check_b55(fixed, dynamic, [], absent)
+    return check_b55(fixed, dynamic if with_dynamic else None, [], absent)
 
 
 def test_b55_reads_the_hops_up_to_the_learnable_depth():

@@ -26,6 +26,7 @@ def source(tmp_path: Path) -> Path:
                     {"run": "one", "recipe": "reverse", "with": ["small"]},
                     {"run": "two", "recipe": "reverse", "set": ["model.d_model=32"]},
                     {"run": "three", "recipe": "reverse"},
+                    {"run": "three-long", "recipe": "reverse", "extends": "three", "set": ["train.steps=20"]},
                 ]
             },
         },
@@ -40,7 +41,7 @@ def test_an_include_with_runs_takes_only_those_in_the_order_named_as_their_folde
     source: Path, tmp_path: Path
 ):
     everything = write_plan(tmp_path / "all", {"suites": {"quick": [{"include": "source"}]}})
-    assert names(everything) == ["one", "two", "three"]
+    assert names(everything) == ["one", "two", "three", "three-long"]
     some = write_plan(
         tmp_path / "some",
         {
@@ -64,9 +65,16 @@ def test_an_include_with_runs_takes_only_those_in_the_order_named_as_their_folde
     [
         (
             {"include": "source", "runs": ["one", "four"]},
-            "names runs its quick suite lacks: four \\(it has one, two, three\\)",
+            "names runs its quick suite lacks: four \\(it has one, two, three, three-long\\)",
         ),
         ({"include": "source", "run": "one"}, "unknown keys \\['run'\\]"),
+        ({"include": "source", "runs": "one"}, "runs must be a non-empty list"),
+        ({"include": "source", "runs": []}, "runs must be a non-empty list"),
+        ({"include": "source", "runs": ["one", "one"]}, "names a run twice"),
+        (
+            {"include": "source", "runs": ["three-long"]},
+            "names run three-long, which starts from three; name it",
+        ),
     ],
 )
 def test_an_include_naming_an_unknown_run_or_key_is_refused(

@@ -67,7 +67,9 @@ def left_out(text: str, names: Iterable[str], values: dict[str, Any] | None = No
     names = sorted(names)
     if not names:
         return None
-    return not_judged(text, f"runs of its group left out of this output (--runs): {', '.join(names)}", values)
+    return not_judged(
+        text, f"runs of its group that --runs left out of this analysis: {', '.join(names)}", values
+    )
 
 
 def unlearned(arms: dict[str, float], bar: float, what: str) -> str:

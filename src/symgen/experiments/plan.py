@@ -102,14 +102,27 @@ def _included(
     entries = _entries(folder.parent / entry["include"], suite)
     if "runs" not in entry:
         return entries
+    wanted = entry["runs"]
+    if not isinstance(wanted, list) or not wanted or not all(isinstance(n, str) for n in wanted):
+        raise UserError(f"{path}: include {entry['include']}: runs must be a non-empty list of run names")
+    if len(set(wanted)) < len(wanted):
+        raise UserError(f"{path}: include {entry['include']} names a run twice: {wanted}")
     named = {e["run"]: (e, sets, where) for e, sets, where in entries if "run" in e}
-    missing = [name for name in entry["runs"] if name not in named]
+    missing = [name for name in wanted if name not in named]
     if missing:
         raise UserError(
             f"{path}: include {entry['include']} names runs its {suite} suite lacks: {', '.join(missing)} "
             f"(it has {', '.join(named) or 'none'})"
         )
-    return [named[name] for name in entry["runs"]]
+    for name in wanted:  # a run trains after the runs it starts from: they come along by name only
+        run = named[name][0]
+        needed = [*run.get("after", []), *([run["extends"]] if run.get("extends") else [])]
+        if left := [dep for dep in needed if dep not in wanted]:
+            raise UserError(
+                f"{path}: include {entry['include']} names run {name}, which starts from {left[0]}; "
+                "name it too"
+            )
+    return [named[name] for name in wanted]
 
 
 def _run(entry: dict[str, Any], sets: dict[str, list[str]], path: Path) -> dict[str, Any]:

@@ -316,6 +316,8 @@ def run_suite(
     claims = default_claims()
     sections = []
     for exp in reported:
+        if exp.name in asked:  # its runs trained under --set: so would the ones --runs left out
+            exp.invocation_sets = selection.sets
         trained = {r.name for r in runs_of(exp)}
         left_out = tuple(r.name for r in exp.runs(suite) if r.name not in trained)
         section, judged = analyze_experiment(exp, suite, runs_of(exp), out, left_out)

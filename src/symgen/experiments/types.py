@@ -79,6 +79,9 @@ class Experiment:
     suites: tuple[str, ...] = ("smoke", "quick", "paper")
     report_unasked = True  # reported whenever its runs are finished, also when --only leaves it out
     statements: tuple[Statement, ...] = ()  # the claims this experiment judges, in the report's order
+    # the --set overrides of the invocation that analyses it (`reproduce` gives them): a run the
+    # analysis lacks would have trained under them too
+    invocation_sets: tuple[str, ...] = ()
 
     @classmethod
     def folder(cls) -> Path:
@@ -95,7 +98,9 @@ class Experiment:
         not judged while one of its group is absent, rather than judged over the runs present."""
         present = set(present)
         return {
-            spec.name: resolve(spec.recipe, spec.resolved_overrides(Path("runs")))
+            spec.name: resolve(
+                spec.recipe, plan.last_wins([*spec.resolved_overrides(Path("runs")), *self.invocation_sets])
+            )
             for spec in self.runs(suite)
             if spec.name not in present
         }

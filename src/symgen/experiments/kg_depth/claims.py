@@ -77,11 +77,11 @@ def grows_part(protocol: str, runs: list[DepthRun], absent: Sequence[DepthRun] =
         f"{protocol_label(protocol, runs)}: learnable depth does not decrease from one fixed R to the next, "
         f"and the largest R's exceeds the smallest R's; {COUNTS}"
     )
-    if part := left_out(text, [r.name for r in absent if not r.dynamic]):
+    values = {f"R{r.loops}": r.depth for r in fixed}
+    if part := left_out(text, [r.name for r in absent if not r.dynamic], values):
         return part
     if len(fixed) < 2:
         return not_judged(text, f"fewer than two fixed-R runs trained {protocol}")
-    values = {f"R{r.loops}": r.depth for r in fixed}
     if why := _learned(fixed):
         return not_judged(text, why, values)
     depths = [r.depth for r in fixed]
@@ -97,7 +97,8 @@ def dynamic_part(protocol: str, runs: list[DepthRun], absent: Sequence[DepthRun]
         f"{protocol_label(protocol, runs)}: the dynamic-R model reaches at least the best fixed R's "
         f"learnable depth; {COUNTS}"
     )
-    if part := left_out(text, [r.name for r in absent]):  # the best fixed R needs every fixed R
+    values = {r.name: r.depth for r in runs}
+    if part := left_out(text, [r.name for r in absent], values):  # the best fixed R needs every fixed R
         return part
     if dynamic is None or not fixed:
         return not_judged(text, f"no dynamic-R run, or no fixed-R run, trained {protocol}")

@@ -177,7 +177,7 @@ def _depth_values(models: list[dict]) -> dict[str, int | None]:
 def _depth_part(text: str, models: list[dict], missing: str, ok, measured, absent: list[str]) -> Part:
     """A part over `models`: not judged when one of its group is absent, there are none or one never
     learned, else ok(models)."""
-    if part := left_out(text, absent):
+    if part := left_out(text, absent, _depth_values(models)):
         return part
     if not models:
         return not_judged(text, missing)
@@ -277,14 +277,18 @@ SLOWER_TEXT = (
 def check_b55(
     fixed: dict | None, dynamic: dict | None, evidence: list[str], absent: dict[str, int | None] | None = None
 ) -> Claim:
-    """`fixed` (the fixed-R model with the largest R) and `dynamic`: name, learnable_depth and groups
-    ({hop_k: {margin: [...], peak_iteration, peak_margin}} from the margin analysis). Judged on the
-    hop counts 2..the fixed model's learnable depth, where it learned to answer. `absent` as for B5.4:
-    while a fixed-R run is absent, the largest R present may not be the suite's largest."""
+    """`fixed` (the fixed-R model with the largest R present) and `dynamic`: name, R (the fixed one's),
+    learnable_depth and groups ({hop_k: {margin: [...], peak_iteration, peak_margin}} from the margin
+    analysis). Judged on the hop counts 2..the fixed model's learnable depth, where it learned to
+    answer. `absent` as for B5.4: a fixed-R run absent with a larger R than the fixed model's makes
+    both parts `not judged` (the largest R is the one read), an absent dynamic-R run the second."""
     absent = absent or {}
-    fixed_gone = [name for name, r in absent.items() if r is not None]
-    if fixed_gone:
-        return B55.check([left_out(PEAK_TEXT, fixed_gone), left_out(SLOWER_TEXT, absent)], evidence)
+    larger = [n for n, r in absent.items() if r is not None and (fixed is None or r > fixed["R"])]
+    dynamic_gone = [n for n, r in absent.items() if r is None]
+    if larger:
+        return B55.check(
+            [left_out(PEAK_TEXT, larger), left_out(SLOWER_TEXT, larger + dynamic_gone)], evidence
+        )
     if fixed is None:
         why = "no looped fixed-R depth model in this output"
         return B55.check([not_judged(PEAK_TEXT, why), not_judged(SLOWER_TEXT, why)], evidence)
@@ -301,8 +305,8 @@ def check_b55(
     none = "" if hops else f"no held-out hop count from 2 to {fixed['name']}'s learnable depth {depth}"
     why = unlearned(arms, LEARNED_DEPTH, DEPTH_WHAT) or none
     parts = [not_judged(PEAK_TEXT, why, values) if why else _peak_part(fixed, hops, values)]
-    if absent:  # the dynamic-R run
-        parts.append(left_out(SLOWER_TEXT, absent))
+    if dynamic_gone:
+        parts.append(left_out(SLOWER_TEXT, dynamic_gone, values))
     elif dynamic is None:
         parts.append(not_judged(SLOWER_TEXT, "no dynamic-R model in this output"))
     elif (

@@ -139,7 +139,14 @@ def b54(
 def _margin_input(name: str, run: Path, iters: int) -> dict:
     result = loop_report.margin_curves(run, iters)
     depth = read_summary(run).get("learnable_depth")
-    return {"name": name, "learnable_depth": depth, "groups": result["groups"], "figure": result["figure"]}
+    r = loop_report.training_r(resolve(Path(run) / "config.yaml"))
+    return {
+        "name": name,
+        "R": r,
+        "learnable_depth": depth,
+        "groups": result["groups"],
+        "figure": result["figure"],
+    }
 
 
 def b55(
