@@ -3,6 +3,7 @@ from pathlib import Path
 
 import yaml
 
+from symgen.config import resolve
 from symgen.experiments.registry import experiments, select
 from symgen.experiments.types import SUITES
 from symgen.experiments.unseen.claims import STATEMENTS
@@ -101,6 +102,11 @@ def test_mid_runs_are_the_unseen_runs_at_d128_and_the_width_runs_copy_their_refe
             quick[f"unseen-{method}"].overrides,
         )
     assert mid["width-256-copy-frozen"].overrides == ["model.d_model=256", "model.n_heads=8"]
+    longer = mid["width-128-copy-frozen"]  # the claims' d = 128 copy + frozen, for the standard's steps
+    assert (longer.recipe, longer.overrides) == (
+        mid["unseen-copy-frozen"].recipe,
+        [*mid["unseen-copy-frozen"].overrides, f"train.steps={resolve('horn-standard').train.steps}"],
+    )
     assert set(method_runs({n: Path(n) for n in mid})) == {
         n.removeprefix("unseen-").replace("-same-symbol", "+β").replace("-", "_") for n in methods
     }
