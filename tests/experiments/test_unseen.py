@@ -189,6 +189,15 @@ def test_collapse_without_weight_decay_fails_the_decay_part(tmp_path: Path):
     section = UnseenSymbolsExperiment().analyze("quick", dirs, tmp_path / "fig")
     a75 = next(c for c in section.claims if c.id == "A7.5")
     assert [p.outcome for p in a75.parts] == ["pass", "pass", "fail"] and a75.verdict == "partly reproduced"
+    # an arm absent from the analysis (--runs left it out) is named beside the arms judged
+    dirs = runs(tmp_path / "c")
+    del dirs["unseen-standard"]
+    section = UnseenSymbolsExperiment().analyze("quick", dirs, tmp_path / "fig")
+    collapse = next(c for c in section.claims if c.id == "A7.5").parts[0]
+    assert (
+        collapse.outcome == "pass"
+        and "(no standard run in this output: not judged on it)" in collapse.measured
+    )
 
 
 def test_smoke_runs_are_tiny_and_forget_settings_go_only_to_forgetting_recipes():

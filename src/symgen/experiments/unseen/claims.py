@@ -254,6 +254,8 @@ def _geometry(finals: Finals, methods: list[str], text: str, test: Any) -> Part:
     skipped = [m for m in present if m not in learned]
     if skipped:
         measured += f" ({_unlearned(finals, skipped)}: left out)"
+    if len(present) < len(methods):  # judged on the arms at hand: say which arm was not
+        measured += f" ({_missing(finals, methods)}: not judged on it)"
     return judge(text, all(test(finals[m].get(COSINE, float("nan"))) for m in learned), measured, values)
 
 
