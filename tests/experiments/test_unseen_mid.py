@@ -170,4 +170,4 @@ def test_width_table_and_answer_come_from_the_metrics(tmp_path: Path):
     section = UnseenMidExperiment().analyze("mid", mid_runs(tmp_path / "b", wide_left=True), tmp_path / "f")
     answer = section.paragraphs[1]
     assert "copy + frozen model, without the same-symbol term, leaves the rule-choice plateau" in answer
-    assert "at d = 256 of the widths measured (d = 64, 128, 256)" in answer
+    assert "at d = 256 within 3000 steps of the runs measured (d = 64, 128, 256)" in answer

@@ -162,9 +162,10 @@ def width_answer(points: list[WidthPoint]) -> str:
         answer = f"No {name} run (the paper's architecture, without the same-symbol term) was measured."
     else:
         widths = ", ".join(str(w) for w in sorted({p.width for p in paper}))
-        left = sorted({p.width for p in paper if p.exit_step is not None})
+        # a run of the same width trained longer may leave where a shorter one did not: say the steps
+        left = [f"d = {p.width} within {p.steps} steps" for p in paper if p.exit_step is not None]
         verdict = (
-            f"leaves the rule-choice plateau at d = {', '.join(map(str, left))} of the widths measured"
+            f"leaves the rule-choice plateau at {', '.join(left)} of the runs measured"
             if left
             else "does not leave the rule-choice plateau at any width measured"
         )
