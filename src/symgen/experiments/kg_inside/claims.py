@@ -177,11 +177,11 @@ def _depth_values(models: list[dict]) -> dict[str, int | None]:
 def _depth_part(text: str, models: list[dict], missing: str, ok, measured, absent: list[str]) -> Part:
     """A part over `models`: not judged when one of its group is absent, there are none or one never
     learned, else ok(models)."""
-    if part := left_out(text, absent, _depth_values(models)):
+    values = _depth_values(models)
+    if part := left_out(text, absent, values):
         return part
     if not models:
         return not_judged(text, missing)
-    values = _depth_values(models)
     if why := unlearned({m["name"]: m["learnable_depth"] or 0 for m in models}, LEARNED_DEPTH, DEPTH_WHAT):
         return not_judged(text, why, values)
     return judge(text, ok(models), measured(models), values)

@@ -50,15 +50,21 @@ def depth_models(run_dirs: dict[str, Path]) -> tuple[dict[str, Path], tuple[str,
     protocol (the runs every suite trains; `-stall` runs are B5.3's second protocol)."""
     fixed, dynamic = {}, None
     for name, run in run_dirs.items():
-        if not name.startswith("kg-depth") or name.endswith(STALL_SUFFIX):
-            continue
         cfg = resolve(Path(run) / "config.yaml")
+        if not _looped_depth_model(name, cfg):
+            continue
         if cfg.train.loops == "poisson":
             dynamic = (name, run)
-        elif cfg.model.n_loops > 1:
+        else:
             fixed[name] = run
     order = sorted(fixed, key=lambda n: loop_report.training_r(resolve(Path(fixed[n]) / "config.yaml")))
     return {n: fixed[n] for n in order}, dynamic
+
+
+def _looped_depth_model(name: str, cfg: ExperimentConfig) -> bool:
+    """A looped depth run of the equal-compute protocol: dynamic R, or a fixed R above 1."""
+    looped = cfg.train.loops == "poisson" or cfg.model.n_loops > 1
+    return name.startswith("kg-depth") and not name.endswith(STALL_SUFFIX) and looped
 
 
 def absent_depth_models(absent: dict[str, ExperimentConfig]) -> dict[str, int | None]:
@@ -67,9 +73,7 @@ def absent_depth_models(absent: dict[str, ExperimentConfig]) -> dict[str, int | 
     return {
         name: None if cfg.train.loops == "poisson" else cfg.model.n_loops
         for name, cfg in absent.items()
-        if name.startswith("kg-depth")
-        and not name.endswith(STALL_SUFFIX)
-        and (cfg.train.loops == "poisson" or cfg.model.n_loops > 1)
+        if _looped_depth_model(name, cfg)
     }
 
 

@@ -44,11 +44,11 @@ def _values(finals: dict[str, dict], *keys: str) -> dict[str, float | None]:
 
 def looped_part(looped: dict[str, dict], absent: Iterable[str] = ()) -> Part:
     text = f"every looped run reaches OOD 2-hop accuracy >= {LOOPED_OOD} (quick bar)"
-    if part := left_out(text, absent, _values(looped, "ood", "id")):
+    values = _values(looped, "ood", "id")
+    if part := left_out(text, absent, values):
         return part
     if not looped:
         return not_judged(text, "no looped run in this output")
-    values = _values(looped, "ood", "id")
     if why := _not_learned(looped):
         return not_judged(text, why, values)
     ok = all(f["ood"] >= LOOPED_OOD for f in looped.values())
@@ -60,11 +60,11 @@ def vanilla_part(vanilla: dict[str, dict], absent: Iterable[str] = ()) -> Part:
         "vanilla models (one pass: the looped model's blocks at R = 1, and a depth-matched stack of "
         f"distinct blocks) stay at OOD 2-hop accuracy <= {VANILLA_OOD}"
     )
-    if part := left_out(text, absent, _values(vanilla, "ood", "id")):
+    values = _values(vanilla, "ood", "id")
+    if part := left_out(text, absent, values):
         return part
     if not vanilla:
         return not_judged(text, "no vanilla run in this output")
-    values = _values(vanilla, "ood", "id")
     if why := _not_learned(vanilla):
         return not_judged(text, why, values)
     ok = all(f["ood"] <= VANILLA_OOD for f in vanilla.values())
@@ -81,9 +81,8 @@ def speed_part(looped: dict[str, dict], suite: str, absent: Iterable[str] = ()) 
         f"R = 4 reaches OOD >= {LOOPED_OOD} in fewer training steps than R = 2 (the first evaluation from "
         f"which OOD stays at the bar for {PATIENCE} evaluations; same batch and data, so steps count epochs)"
     )
-    if part := left_out(
-        text, absent, _values(looped, "ood_step", "steps", "id")
-    ):  # the longest run of each R is read
+    # the longest-trained run of each R is the one read: an absent one may be it
+    if part := left_out(text, absent, _values(looped, "ood_step", "steps", "id")):
         return part
     r2, r4 = _at(looped, 2), _at(looped, 4)
     if r2 is None or r4 is None:
@@ -109,11 +108,11 @@ def level_part(looped: dict[str, dict], absent: Iterable[str] = ()) -> Part:
         f"every looped run's OOD 2-hop accuracy is the paper's ≈ {lo}–{hi}, within {PAPER_OOD_TOLERANCE} "
         "(judged at every scale; smaller models and data may sit lower)"
     )
-    if part := left_out(text, absent, _values(looped, "ood", "id")):
+    values = _values(looped, "ood", "id")
+    if part := left_out(text, absent, values):
         return part
     if not looped:
         return not_judged(text, "no looped run in this output")
-    values = _values(looped, "ood", "id")
     if why := _not_learned(looped):
         return not_judged(text, why, values)
     low, high = lo - PAPER_OOD_TOLERANCE, hi + PAPER_OOD_TOLERANCE

@@ -30,18 +30,14 @@ def run_finals(run: Path) -> tuple[dict, list[dict], dict]:
     records, summary = read_metrics(run), read_summary(run)
     loops, layers = run_shape(run)
     final = {"ood": 0.0, "id": 0.0} | final_accuracies(records)
-    return (
-        final
-        | {
-            "loops": loops,
-            "blocks": layers,
-            "steps": summary["steps"],
-            "phases": phase_times(records, patience=PATIENCE),
-            "ood_step": ood_step(records),
-        },
-        records,
-        summary,
-    )
+    final |= {
+        "loops": loops,
+        "blocks": layers,
+        "steps": summary["steps"],
+        "phases": phase_times(records, patience=PATIENCE),
+        "ood_step": ood_step(records),
+    }
+    return final, records, summary
 
 
 class KGSystematicExperiment(Experiment):
