@@ -20,9 +20,12 @@ def part(claim, starts: str):
 # ---- B5.2 -----------------------------------------------------------------------------------------
 
 
-def b52(train=500, id_=2000, bridge=0.9, deep_id=0.95, deep_r2=0.02, looped_id=1.0):
+def b52(
+    train=500, id_=2000, bridge=0.9, deep_id=0.95, deep_r2=0.02, looped_id=1.0, name="kg-sys-looped", loops=4
+):
     looped = {
-        "name": "kg-sys-looped",
+        "name": name,
+        "loops": loops,
         "id": looped_id,
         "phases": {"train": train, "id": id_, "ood": 8000},
         "evals_between": 6,
@@ -55,6 +58,16 @@ def test_b52_is_reproduced_when_every_part_passes():
 def test_b52_a_tampered_part_flips_the_verdict(change: dict, broken: str):
     claim = b52(**change)
     assert part(claim, broken).outcome == FAIL and claim.verdict == "partly reproduced"
+
+
+def test_b52_names_the_looped_run_it_read():
+    """With R = 4's run left out, B5.2 reads another looped run: each looped part says which."""
+    claim = b52(name="kg-sys-looped-r2", loops=2)
+    assert [p.measured.split(": ")[0] for p in claim.parts[:3]] == ["kg-sys-looped-r2 (R = 2)"] * 3
+    assert (
+        part(b52(), "the three phases").measured
+        == "kg-sys-looped (R = 4): train step 500, ID step 2000, OOD step 8000"
+    )
 
 
 def test_b52_without_a_looped_run_judges_only_the_vanilla_part():
@@ -120,7 +133,7 @@ def test_b54_lists_a_part_for_r2_and_r4_and_is_reproduced_when_every_part_passes
     assert claim.verdict == "reproduced"
     assert part(claim, "the dynamic-R").measured == "kg-depth-dynamic: 9 hops at r = 6, 10 hops at r = 24"
     assert part(claim, "at its training R").measured.startswith("kg-depth-r2: 3 hops at R = 2, trained to 4;")
-    assert part(b52(), "the three phases").measured == "train step 500, ID step 2000, OOD step 8000"
+    assert part(b52(), "the three phases").measured.endswith(": train step 500, ID step 2000, OOD step 8000")
 
 
 @pytest.mark.parametrize(

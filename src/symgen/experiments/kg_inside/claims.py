@@ -82,11 +82,11 @@ BRIDGE_TEXT = (
 
 
 def check_b52(looped: dict | None, deep: dict | None, vanilla: dict | None, evidence: list[str]) -> Claim:
-    """`looped`: name, id (final ID accuracy), phases {train, id, ood: step or None}, evals_between
-    (evaluations from the train phase to the ID phase), bridge_iteration_1 (best ID bridge top-1 over
-    iteration 1's layers at the final weights), or None when no looped systematic run was trained;
-    `deep` / `vanilla`: name, id, ood_target_r2 (the OOD target's top-1 at r2, the highest over every
-    layer of every kept checkpoint)."""
+    """`looped`: name, loops (its R), id (final ID accuracy), phases {train, id, ood: step or None},
+    evals_between (evaluations from the train phase to the ID phase), bridge_iteration_1 (best ID
+    bridge top-1 over iteration 1's layers at the final weights), or None when no looped systematic
+    run was trained; `deep` / `vanilla`: name, id, ood_target_r2 (the OOD target's top-1 at r2, the
+    highest over every layer of every kept checkpoint)."""
     if looped is None:
         why = "no looped systematic run (R > 1) in this output"
         parts = [not_judged(text, why) for text in (ORDER_TEXT, GROK_TEXT, BRIDGE_TEXT)]
@@ -98,23 +98,24 @@ def check_b52(looped: dict | None, deep: dict | None, vanilla: dict | None, evid
     value = looped["bridge_iteration_1"]
     gap_values = {"train_phase": train, "id_phase": id_, "gap_steps": gap}
     gap_values["gap_evaluations"] = looped["evals_between"]
+    read = f"{looped['name']} (R = {looped['loops']}): "  # the run read, named: R = 4's when it is present
     parts = [
         _gated(
             ORDER_TEXT,
             why,
             in_order(phases),
-            f"train {_at(train)}, ID {_at(id_)}, OOD {_at(phases['ood'])}",
+            f"{read}train {_at(train)}, ID {_at(id_)}, OOD {_at(phases['ood'])}",
             {f"{k}_phase": v for k, v in phases.items()},
         ),
         _gated(
             GROK_TEXT,
             why,
             gap is not None and id_ >= GROKKING * train,
-            f"train {_at(train)}, ID {_at(id_)}"
+            f"{read}train {_at(train)}, ID {_at(id_)}"
             + ("" if gap is None else f": {gap} steps and {looped['evals_between']} evaluation(s) apart"),
             gap_values,
         ),
-        _gated(BRIDGE_TEXT, why, value >= DECODABLE, f"{value:.3f}", {"bridge_iteration_1": value}),
+        _gated(BRIDGE_TEXT, why, value >= DECODABLE, f"{read}{value:.3f}", {"bridge_iteration_1": value}),
         _vanilla_lens_part(deep, vanilla),
     ]
     return B52.check(parts, evidence)

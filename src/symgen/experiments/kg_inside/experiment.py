@@ -218,8 +218,9 @@ def b56(section: Section, dynamic: tuple[str, Path] | None, figure_dir: Path) ->
 
 
 def _systematic_runs(run_dirs: dict[str, Path]) -> tuple[str | None, str | None, str | None]:
-    """The looped systematic run the lens reads (R = 4 when trained; None when none was), the
-    depth-matched vanilla run and the one-block vanilla run."""
+    """The looped systematic run the lens reads (R = 4 when trained, else the first looped run, which
+    B5.2's parts then name; None when none was), the depth-matched vanilla run and the one-block
+    vanilla run."""
     finals = {n: run_finals(r)[0] for n, r in run_dirs.items() if n.startswith("kg-sys")}
     loops = {n: f["loops"] for n, f in finals.items()}
     looped = list(longest_at_each_r({n: f for n, f in finals.items() if f["loops"] > 1})[0])  # as B5.1
@@ -286,7 +287,8 @@ def b52(section: Section, run_dirs: dict[str, Path], figure_dir: Path) -> Claim:
         between = sum(phases["train"] < s <= phases["id"] for s in steps)
     lens = loop_report.lens(run_dirs[name])
     section.figures.append(_copy_figure(lens, figure_dir, "kg_lens_looped.png"))
-    looped = {"name": name, "id": finals["id"], "phases": phases, "evals_between": between}
+    looped = {"name": name, "loops": finals["loops"], "id": finals["id"], "phases": phases}
+    looped["evals_between"] = between
     looped["bridge_iteration_1"] = first_iteration_bridge(lens)
     section.tables.append(_lens_table(_lens_rows(name, lens) + deep_rows + vanilla_rows))
     return check_b52(looped, deep, vanilla, ["kg_lens_looped.png", str(run_dirs[name])])
