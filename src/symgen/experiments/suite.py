@@ -23,7 +23,6 @@ from symgen.config import ExperimentConfig, resolve
 from symgen.errors import UserError, writable_dir
 from symgen.experiments.claims import Claim, ClaimResult, merge_seeds
 from symgen.experiments.cost import as_header, run_costs, time_section
-from symgen.experiments.plan import last_wins
 from symgen.experiments.provenance import stamp
 from symgen.experiments.registry import default_claims, select
 from symgen.experiments.report import write_claims, write_report
@@ -168,11 +167,7 @@ class Selection:
 
     def apply(self, runs: list[RunSpec]) -> list[RunSpec]:
         chosen = [r for r in runs if not self.runs or r.name in self.runs]
-        return (
-            [replace(r, overrides=last_wins([*r.overrides, *self.sets])) for r in chosen]
-            if self.sets
-            else chosen
-        )
+        return [r.with_sets(self.sets) for r in chosen]
 
     def check(self, suite: str, experiments: list[Experiment]) -> None:
         """Refuse an override that is no KEY=VALUE, a run name no chosen experiment has, and a run

@@ -8,8 +8,8 @@ judges: each statement and its judge). The registry (`symgen.experiments.registr
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from symgen.config import ExperimentConfig, resolve
@@ -36,6 +36,10 @@ class RunSpec:
 
     def resolved_overrides(self, run_root: Path) -> list[str]:
         return [o.replace("{runs}", str(run_root)) for o in self.overrides]
+
+    def with_sets(self, sets: Sequence[str]) -> RunSpec:
+        """This run under an invocation's `--set` overrides, which come after its own (the last wins)."""
+        return replace(self, overrides=plan.last_wins([*self.overrides, *sets])) if sets else self
 
     def run_dirs(self, run_root: Path) -> list[Path]:
         """The ordinary run directories this spec trains (one per seed when stacked)."""
@@ -99,7 +103,7 @@ class Experiment:
         present = set(present)
         return {
             spec.name: resolve(
-                spec.recipe, plan.last_wins([*spec.resolved_overrides(Path("runs")), *self.invocation_sets])
+                spec.recipe, spec.with_sets(self.invocation_sets).resolved_overrides(Path("runs"))
             )
             for spec in self.runs(suite)
             if spec.name not in present
