@@ -13,7 +13,7 @@ import shutil
 import subprocess
 import sys
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -137,23 +137,36 @@ def train_all(runs: list[RunSpec], run_root: Path, jobs: int, progress: bool) ->
             else:
                 train_run(cfg, run_root / r.name, resume=True, progress=progress)
         return
-    futures: dict[str, Future] = {}
+    _train_in_parallel(todo, by_name, run_root, jobs)
 
-    def after_dependencies(run: RunSpec) -> None:
-        for dep in needs(run):
-            if dep in futures:
-                futures[dep].result()
-        if run.extends:
-            start_extension(run, by_name[run.extends], run_root)
-        _train_in_subprocess(run, run_root)
 
-    # dependencies are submitted before their dependents, so a waiting worker never blocks them
+def _start(run: RunSpec, by_name: dict[str, RunSpec], run_root: Path) -> None:
+    if run.extends:
+        start_extension(run, by_name[run.extends], run_root)
+    _train_in_subprocess(run, run_root)
+
+
+def _train_in_parallel(todo: list[RunSpec], by_name: dict[str, RunSpec], run_root: Path, jobs: int) -> None:
+    """Up to `jobs` runs at a time, each started only once the runs it needs have finished: a worker
+    never sits waiting on a dependency while another run could train. A failed run stops the suite:
+    the runs already training finish, no other starts."""
+    pending, running, finished = list(todo), {}, set()
+    in_todo = {r.name for r in todo}
+
+    def ready(run: RunSpec) -> bool:
+        return all(dep not in in_todo or dep in finished for dep in needs(run))
+
     with ThreadPoolExecutor(jobs) as pool:
-        for r in todo:
-            futures[r.name] = pool.submit(after_dependencies, r)
-        for i, (name, future) in enumerate(futures.items(), 1):
-            future.result()
-            click.echo(f"[{i}/{len(todo)}] {name} finished", err=True)
+        while pending or running:
+            while len(running) < jobs and (run := next((r for r in pending if ready(r)), None)):
+                pending.remove(run)
+                running[pool.submit(_start, run, by_name, run_root)] = run.name
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                name = running.pop(future)
+                future.result()
+                finished.add(name)
+                click.echo(f"[{len(finished)}/{len(todo)}] {name} finished", err=True)
 
 
 @dataclass(frozen=True)
