@@ -124,7 +124,7 @@ SUITES = ("smoke", "quick", "mid", "paper")
     type=click.IntRange(min=1),
     default=1,
     show_default=True,
-    help="Runs trained side by side (one thread each when > 1).",
+    help="Runs trained side by side (one thread each when > 1); each starts once the runs it needs are done.",
 )
 @click.option("--progress/--no-progress", default=True, help="Show progress bars.")
 @click.option(
