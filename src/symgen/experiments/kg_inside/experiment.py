@@ -48,7 +48,7 @@ def _best(grid: list[list[float]]) -> float:
 def depth_models(run_dirs: dict[str, Path]) -> tuple[dict[str, Path], tuple[str, Path] | None]:
     """The looped fixed-R depth runs (R >= 2) by R, and the dynamic-R one, of the equal-compute
     protocol (the runs every suite trains; `-stall` runs are B5.3's second protocol)."""
-    fixed, dynamic = {}, None
+    fixed, trained_r, dynamic = {}, {}, None
     for name, run in run_dirs.items():
         cfg = resolve(Path(run) / "config.yaml")
         if not _looped_depth_model(name, cfg):
@@ -56,9 +56,8 @@ def depth_models(run_dirs: dict[str, Path]) -> tuple[dict[str, Path], tuple[str,
         if cfg.train.loops == "poisson":
             dynamic = (name, run)
         else:
-            fixed[name] = run
-    order = sorted(fixed, key=lambda n: loop_report.training_r(resolve(Path(fixed[n]) / "config.yaml")))
-    return {n: fixed[n] for n in order}, dynamic
+            fixed[name], trained_r[name] = run, cfg.model.n_loops
+    return {n: fixed[n] for n in sorted(fixed, key=trained_r.__getitem__)}, dynamic
 
 
 def _looped_depth_model(name: str, cfg: ExperimentConfig) -> bool:
