@@ -50,6 +50,10 @@ class BenchSize:
 SIZES: dict[str, BenchSize] = {
     "horn-quick": BenchSize("horn-standard"),
     "kg-quick": BenchSize("kg-depth-curriculum", ("model.n_loops=4",)),
+    # R = 8 on chains of 2-5 hops, the curriculum stage its equal-compute quick runs end in: wider batches
+    "kg-deep": BenchSize(
+        "kg-depth-curriculum", ("model.n_loops=8", "task.curriculum=false", "task.train_hops=5")
+    ),
     "d256": BenchSize("horn-standard", ("model.d_model=256", "model.n_heads=8"), stacked=False),
 }
 
@@ -199,6 +203,7 @@ def bench_size(name: str, rounds: int, steps: int, stack: list[int], device: tor
             "layers": cfg.model.n_layers,
             "loops": cfg.model.n_loops,
             "batch": cfg.train.batch_size,
+            "width": max(b.inputs.shape[1] for b in task.batches),
             "parameters": symgen.model.num_parameters(),
             "steps_per_s": interleaved(sides, rounds, steps),
         }
