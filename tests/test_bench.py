@@ -7,7 +7,7 @@ import pytest
 from conftest import symgen
 
 from symgen.errors import UserError
-from symgen.experiments.speed.bench import SIZES, ReplayTask, benchmark, size_setup
+from symgen.experiments.speed.bench import SIZES, benchmark, size_setup
 
 
 def test_bench_times_every_side_and_stacked_seeds_at_the_kg_quick_size():
@@ -46,8 +46,4 @@ def test_the_kg_deep_size_steps_r8_on_wider_batches_than_kg_quick():
     _, quick = size_setup(SIZES["kg-quick"], n_batches=2)
     cfg, deep = size_setup(SIZES["kg-deep"], n_batches=2)
     assert cfg.model.n_loops == 8 and cfg.task.train_hops == 5
-
-    def width(task: ReplayTask) -> int:
-        return max(b.inputs.shape[1] for b in task.batches)
-
-    assert width(deep) >= width(quick) + 3  # chains of up to 5 hops against the first stage's 2
+    assert deep.width >= quick.width + 3  # chains of up to 5 hops against the first stage's 2

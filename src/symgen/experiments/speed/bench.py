@@ -69,6 +69,11 @@ class ReplayTask(Task):
     def max_seq_len(self) -> int:
         return self.inner.max_seq_len
 
+    @property
+    def width(self) -> int:
+        """The widest replayed batch (a curriculum's later stages draw longer chains)."""
+        return max(b.inputs.shape[1] for b in self.batches)
+
     def train_batch(self, step: int, batch_size: int) -> Batch:
         return self.batches[step % len(self.batches)]
 
@@ -203,7 +208,7 @@ def bench_size(name: str, rounds: int, steps: int, stack: list[int], device: tor
             "layers": cfg.model.n_layers,
             "loops": cfg.model.n_loops,
             "batch": cfg.train.batch_size,
-            "width": max(b.inputs.shape[1] for b in task.batches),
+            "width": task.width,
             "parameters": symgen.model.num_parameters(),
             "steps_per_s": interleaved(sides, rounds, steps),
         }
