@@ -34,3 +34,5 @@ def share_seed(model: Transformer, stacked: Transformer, seed_index: int) -> Non
     updates of both, so the seed can be evaluated, checkpointed and intervened on as any model."""
     for name, p in model.named_parameters():
         p.data = stacked.get_parameter(name).data[seed_index]
+    if model.cfg.identity_bias_fade:  # one schedule for every seed: each seed's hook sets the same value
+        model.same_symbol_weight = stacked.same_symbol_weight

@@ -61,6 +61,10 @@ class ModelConfig:
     identity_bias: float | None = None  # None: off; a number: same-symbol attention term, initial β
     identity_bias_detach: bool = False  # the term reads the rows without shaping them (no gradient)
     identity_bias_scope: str = "all"  # all: every token's row; symbols: the task's symbols only
+    # [start, end]: a scaffold. The term's weight falls linearly from 1 at training step `start` to 0
+    # at `end`; from then on the model computes what it computes without the term (paper A's
+    # architecture), and its saved weights say so (the weight is a buffer of the state dict)
+    identity_bias_fade: list[int] = field(default_factory=list)
     # False: every position attends to every real one (a reader of whole prompts, answering at the
     # end: implicit Horn); keys holding pad_id are masked. No token-by-token generation then.
     causal: bool = True
@@ -92,6 +96,19 @@ class ModelConfig:
         if self.identity_bias_scope not in IDENTITY_SCOPES:
             allowed = ", ".join(IDENTITY_SCOPES)
             raise UserError(f"model.identity_bias_scope={self.identity_bias_scope!r}: allowed are {allowed}")
+        if self.identity_bias_fade:
+            fade = self.identity_bias_fade
+            if len(fade) != 2 or not 0 <= fade[0] < fade[1]:
+                raise UserError(f"model.identity_bias_fade={fade} must be [start, end] with 0 <= start < end")
+            if self.identity_bias is None:
+                raise UserError("model.identity_bias_fade needs the term on (model.identity_bias)")
+
+    def same_symbol_weight_at(self, step: int) -> float:
+        """The weight of the same-symbol term at a training step (1 without a fade)."""
+        if not self.identity_bias_fade:
+            return 1.0
+        start, end = self.identity_bias_fade
+        return min(1.0, max(0.0, (end - step) / (end - start)))
 
     @property
     def embed_std(self) -> float:
@@ -172,6 +189,8 @@ class Transformer(nn.Module):
         # tokens whose rows the same-symbol term reads; the others score 0 with every token
         every_token = torch.ones(cfg.vocab_size, dtype=torch.bool)
         self.register_buffer("same_symbol_tokens", every_token, persistent=False)
+        if cfg.identity_bias_fade:  # saved with the weights: read after the fade, the model runs without it
+            self.register_buffer("same_symbol_weight", torch.ones(()))
         self.reset_parameters()
 
     def restrict_same_symbol(self, token_ids: list[int]) -> None:
@@ -374,7 +393,8 @@ class Transformer(nn.Module):
         symbol_rows = token_embeddings.detach() if self.cfg.identity_bias_detach else token_embeddings
         if self.cfg.identity_bias_scope != "all":
             symbol_rows = symbol_rows * self.same_symbol_tokens[ids].unsqueeze(-1)
-        return same_symbol_scores(symbol_rows, cache)
+        scores = same_symbol_scores(symbol_rows, cache)
+        return scores * self.same_symbol_weight if self.cfg.identity_bias_fade else scores
 
     def _last_real(self, B: int, T: int, attention_mask: Tensor | None, past: int, device) -> Tensor:
         """(B,) the last real column of each row (the last column when there is no padding)."""

@@ -108,6 +108,24 @@ class FreezeHook(Hook):
                 p[_index(self.rows, p.device)] = saved
 
 
+class SameSymbolFadeHook(Hook):
+    """The same-symbol term as a scaffold (`model.identity_bias_fade`): before every step, set the
+    term's weight for that step, so that after the fade the model trains and is evaluated without it."""
+
+    name = "same_symbol_fade"
+
+    def on_start(self, trainer: TrainerView) -> None:
+        self._set(trainer, trainer.step)
+
+    def on_step_end(self, trainer: TrainerView, step: int) -> None:
+        self._set(trainer, step + 1)
+
+    @staticmethod
+    def _set(trainer: TrainerView, step: int) -> None:
+        with torch.no_grad():
+            trainer.model.same_symbol_weight.fill_(trainer.model.cfg.same_symbol_weight_at(step))
+
+
 class ForgetHook(Hook):
     """Active forgetting: re-draw rows every `every` steps (until step `until`, 0: always) and
     reset their AdamW moments."""
@@ -217,7 +235,7 @@ def redrawn_metrics(
 def build_hooks(cfg: ExperimentConfig, task: Task) -> list[Hook]:
     """The intervention and diagnostic hooks a config asks for."""
     t = cfg.train
-    hooks: list[Hook] = []
+    hooks: list[Hook] = [SameSymbolFadeHook()] if cfg.model.identity_bias_fade else []
     if t.freeze_embeddings or t.forget_every > 0:
         rows = select_rows(t.intervention_rows, task)
         if t.freeze_embeddings:
