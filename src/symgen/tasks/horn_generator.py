@@ -277,6 +277,30 @@ def _sample_record(
     }
 
 
+def membership_record(
+    record: dict[str, Any], label: bool, pool: list[str], rng: random.Random
+) -> dict[str, Any]:
+    """A problem of depth 0 made from `record`'s facts: no rules and an empty proof; the query is one
+    of the facts (True) or a symbol of `pool` that is not (False). It rewards, from the first step,
+    the match of a symbol to its other occurrences in the context, which every proof step needs."""
+    facts = list(record["facts"])
+    if label:
+        query = _choice(rng, facts)
+    else:
+        query = _choice(rng, pool)
+        while query in facts:
+            query = _choice(rng, pool)
+    return {
+        "rules": [],
+        "facts": facts,
+        "query": query,
+        "label": label,
+        "proof": [],
+        "depth": 0,
+        "scenario": record["scenario"],
+    }
+
+
 def canonical_key(record: dict[str, Any]) -> tuple:
     """Order-free identity of a problem (rules, facts, query)."""
     rules = tuple(sorted((tuple(sorted(r["body"])), r["head"]) for r in record["rules"]))

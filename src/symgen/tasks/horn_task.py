@@ -65,6 +65,10 @@ class HornTaskConfig:
     rule_labels: bool = False  # a label token starts every rule, and every proof step names its rule
     label_at_end: bool = False  # with rule_labels: the label also closes its rule, `<r0> b -> h <r0> .`
     grow_steps: int = 0  # size curriculum: problems grow from depth 1, 2 rules to full size over these steps
+    # share of every training batch that are membership problems (no rules, proof empty: is the query
+    # one of the facts?), until step `membership_until` (0: throughout); training data only
+    membership_share: float = 0.0
+    membership_until: int = 0
 
     def validate(self) -> None:
         own_name = type(self).__dataclass_fields__["name"].default
@@ -85,6 +89,12 @@ class HornTaskConfig:
             raise UserError(f"task.grow_steps={self.grow_steps} must be >= 0 (0: full size throughout)")
         if self.label_at_end and not self.rule_labels:
             raise UserError("task.label_at_end needs task.rule_labels=true")
+        if not 0.0 <= self.membership_share < 1.0:
+            raise UserError(f"task.membership_share={self.membership_share} must be in [0, 1)")
+        if self.membership_until < 0:
+            raise UserError(f"task.membership_until={self.membership_until} must be >= 0 (0: throughout)")
+        if self.membership_share and self.n_train:
+            raise UserError("task.membership_share needs fresh problems every step (task.n_train=0)")
         if self.grow_steps and self.n_train:
             raise UserError("task.grow_steps needs fresh problems every step (task.n_train=0)")
         try:
@@ -215,7 +225,17 @@ class HornTask(Task):
         hcfg = self.hcfg
         if step < self.cfg.grow_steps:
             hcfg = dataclasses.replace(hcfg, **self.cfg.sizes_at(step))
-        return horn_generator._generate(hcfg, batch_size, rng, "train", self.seen_pool, None, self._test_keys)
+        records = horn_generator._generate(
+            hcfg, batch_size, rng, "train", self.seen_pool, None, self._test_keys
+        )
+        share, until = self.cfg.membership_share, self.cfg.membership_until
+        if share and (until == 0 or step < until):
+            n = round(share * batch_size)
+            records[:n] = [
+                horn_generator.membership_record(r, i % 2 == 0, self.seen_pool, rng)
+                for i, r in enumerate(records[:n])
+            ]
+        return records
 
     def sequences(self, records: list[dict[str, Any]]) -> tuple[list[list[int]], list[int]]:
         """Token ids of prompt + target, and the length of each prompt."""
