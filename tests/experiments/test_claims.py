@@ -28,7 +28,10 @@ def check(*outcomes: str):
     [
         ([["pass", "pass"], ["pass", "pass"]], "reproduced"),
         ([["pass", "pass"], ["pass", "fail"]], "partly reproduced"),  # one part fails on one seed
-        ([["pass", "fail"], ["pass", "fail"]], "partly reproduced"),  # some part passes
+        ([["pass", "fail"], ["fail", "pass"]], "partly reproduced"),  # each part passes on some seed
+        # a part failing on every seed that judged it: the sentence is not reproduced, whatever else passes
+        ([["pass", "fail"], ["pass", "fail"]], "not reproduced"),
+        ([["pass", "fail"], ["pass", "not judged"]], "not reproduced"),
         ([["pass", "not judged"], ["pass", "not judged"]], "partly reproduced"),  # half the sentence untested
         ([["fail", "fail"], ["fail", "not judged"]], "not reproduced"),
         ([["not judged", "not judged"], ["not judged", "not judged"]], "not judged"),

@@ -8,8 +8,9 @@ a claim's seeds into a `ClaimResult` (what claims.json holds), whose verdict fol
 alone:
 
 - **reproduced**: every part passes on every seed;
-- **partly reproduced**: some part passes on some seed, but not every part on every seed;
-- **not reproduced**: no part passes on any seed, and some part fails;
+- **not reproduced**: some part fails on every seed that judged it (a claim is its whole sentence);
+- **partly reproduced**: neither: every judged part passes on at least one seed, and some part
+  fails on some seed or could not be judged;
 - **not judged**: no part could be judged on any seed;
 - **not run**: no output measured the claim.
 
@@ -29,8 +30,8 @@ PART_OUTCOMES = (PASS, FAIL, MIXED, NOT_JUDGED)  # a part over every seed
 VERDICTS = ("reproduced", "partly reproduced", "not reproduced", "not judged", "not run")
 VERDICT_LEGEND = {
     "reproduced": "every part of the claim passes on every seed",
-    "partly reproduced": "some part passes on some seed, but not every part on every seed",
-    "not reproduced": "no part passes on any seed, and some part fails",
+    "partly reproduced": "every judged part passes on at least one seed, but not every part on every seed",
+    "not reproduced": "some part fails on every seed that judged it (a claim is its whole sentence)",
     "not judged": "no part could be judged: an arm of the comparison never learned its own seen task, "
     "or the output lacks the runs, package or scale the part needs (each part says which)",
     "not run": "no output measured the claim",
@@ -202,9 +203,9 @@ def verdict_of_parts(outcomes_by_part: list[list[str]]) -> str:
         return "not judged"
     if all(o == PASS for o in every):
         return "reproduced"
-    if PASS in every:
-        return "partly reproduced"
-    return "not reproduced"
+    if any(part_outcome(outcomes) == FAIL for outcomes in outcomes_by_part):
+        return "not reproduced"
+    return "partly reproduced"
 
 
 def merge_seeds(per_seed: dict[int, Claim]) -> ClaimResult:
