@@ -61,6 +61,10 @@ class ModelConfig:
     identity_bias: float | None = None  # None: off; a number: same-symbol attention term, initial β
     identity_bias_detach: bool = False  # the term reads the rows without shaping them (no gradient)
     identity_bias_scope: str = "all"  # all: every token's row; symbols: the task's symbols only
+    # > 0: every head starts as a same-token head (Zhang et al. 2022 planted one): its key projection
+    # equals its query projection, scaled so that a token scores about this with its own content;
+    # an initialization only, the architecture is unchanged
+    match_init: float = 0.0
     # [start, end]: a scaffold. The term's weight falls linearly from 1 at training step `start` to 0
     # at `end`; from then on the model computes what it computes without the term (paper A's
     # architecture), and its saved weights say so (the weight is a buffer of the state dict)
@@ -96,6 +100,8 @@ class ModelConfig:
         if self.identity_bias_scope not in IDENTITY_SCOPES:
             allowed = ", ".join(IDENTITY_SCOPES)
             raise UserError(f"model.identity_bias_scope={self.identity_bias_scope!r}: allowed are {allowed}")
+        if self.match_init < 0:
+            raise UserError(f"model.match_init={self.match_init} must be >= 0 (0: off)")
         if self.identity_bias_fade:
             fade = self.identity_bias_fade
             if len(fade) != 2 or not 0 <= fade[0] < fade[1]:
@@ -217,9 +223,20 @@ class Transformer(nn.Module):
                 nn.init.constant_(block.copy.gate, self.cfg.copy_gate_init)
             if block.attn.same_symbol is not None:
                 nn.init.constant_(block.attn.same_symbol, self.cfg.identity_bias)
+            if self.cfg.match_init > 0:
+                self._plant_match(block.attn.qkv.weight)
         self.init_rows_(self.embed.weight)
         if self.unembed is not None:
             self.init_rows_(self.unembed.weight)
+
+    @torch.no_grad()
+    def _plant_match(self, qkv: Tensor) -> None:
+        """Keys = queries: q_i·k_j/√d_head is then |W x|²/√d_head for two positions holding the same
+        (LayerNormed) content x, about `match_init`, and about 0 ± match_init/√d_head otherwise."""
+        d, head_dim = self.cfg.d_model, self.cfg.d_model // self.cfg.n_heads
+        std = math.sqrt(self.cfg.match_init / (math.sqrt(head_dim) * d))
+        nn.init.normal_(qkv[:d], std=std)
+        qkv[d : 2 * d] = qkv[:d]
 
     @torch.no_grad()
     def init_rows_(

@@ -110,9 +110,16 @@ class FreezeHook(Hook):
 
 class SameSymbolFadeHook(Hook):
     """The same-symbol term as a scaffold (`model.identity_bias_fade`): before every step, set the
-    term's weight for that step, so that after the fade the model trains and is evaluated without it."""
+    term's weight for that step, so that after the fade the model trains and is evaluated without it.
+    β stays at its initial value (its gradient is dropped): a learned β would grow to make up for the
+    fading weight, and the model would lean on the term until the step it vanished."""
 
     name = "same_symbol_fade"
+
+    def after_backward(self, trainer: TrainerView, step: int) -> None:
+        for block in trainer.model.blocks:
+            if block.attn.same_symbol is not None:
+                block.attn.same_symbol.grad = None
 
     def on_start(self, trainer: TrainerView) -> None:
         self._set(trainer, trainer.step)
