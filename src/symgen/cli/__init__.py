@@ -122,9 +122,25 @@ SUITES = ("smoke", "quick", "mid", "paper")
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
-    default=1,
+    default=None,
+    help="Runs trained side by side (one thread each when > 1; default 1); each starts once the runs it "
+    "needs are done. With --executor submitit-local or slurm: the most jobs in flight at once (default: "
+    "submitit-local one per CPU core, slurm no limit).",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "submitit-local", "slurm"]),
+    default="local",
     show_default=True,
-    help="Runs trained side by side (one thread each when > 1); each starts once the runs it needs are done.",
+    help="Where runs train: local (this process, or --jobs subprocesses) | slurm (one Slurm job per run, "
+    "through submitit) | submitit-local (the same jobs on this machine); both need submitit: "
+    "pip install -e '.[cluster]'.",
+)
+@click.option(
+    "--executor-config",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="YAML of each run's job: partition, gpus, cpus, mem_gb, time_min, sbatch (more #SBATCH options).",
 )
 @click.option("--progress/--no-progress", default=True, help="Show progress bars.")
 @click.option(
@@ -146,7 +162,9 @@ def reproduce(
     out: Path,
     only: str | None,
     list_: bool,
-    jobs: int,
+    jobs: int | None,
+    executor: str,
+    executor_config: Path | None,
     progress: bool,
     seeds: str | None,
     run_names: str | None,
@@ -157,8 +175,14 @@ def reproduce(
     With --seeds N every run trains at N seeds, every experiment is analysed per seed, and each
     claim's verdict holds only if it holds in every seed (`partly reproduced` names the others).
     --runs and --set change this invocation only (a shorter run on a lent GPU, say); claims.json's
-    header and the report record them, and an analysis missing a run left out judges without it."""
+    header and the report record them, and an analysis missing a run left out judges without it.
+
+    With --executor slurm every run is one Slurm job (logs in OUT/runs/RUN.jobs/); a run that needs
+    another is submitted once that one has finished; this process waits, then analyses and reports.
+    A job stopped by a time limit or preemption is requeued and resumes from its last checkpoint;
+    running the same command again continues whatever did not finish."""
     from symgen.cli.seeds import suite_seeds
+    from symgen.experiments.executors import job_executor
     from symgen.experiments.provenance import command_line
     from symgen.experiments.registry import list_suite
     from symgen.experiments.suite import Selection, list_plan, run_suite
@@ -169,16 +193,18 @@ def reproduce(
     if list_:
         click.echo(list_plan(suite, only, selection) if names or sets else list_suite(suite, only))
         return
+    cluster = job_executor(executor, executor_config, jobs)
     interrupt_hint = _rerun_hint
     report = run_suite(
         suite,
         out,
         only=only,
-        jobs=jobs,
+        jobs=jobs or 1,
         progress=progress,
         seeds=suite_seeds(seeds),
         command=command_line(),
         selection=selection,
+        executor=cluster,
     )
     click.echo(f"report: {report}")
 

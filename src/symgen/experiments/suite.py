@@ -3,7 +3,8 @@
 An experiment names its runs per suite (smoke | quick | mid | paper: the same recipes with
 other numbers) and turns finished run directories into a report section with figures, tables and
 claims (`symgen.experiments.types`). Runs of all selected experiments are trained first — side by
-side with `--jobs N` — then each experiment analyses its own.
+side with `--jobs N`, or as cluster jobs with `--executor` (`symgen.experiments.executors`) — then
+each experiment analyses its own, in this process.
 """
 
 from __future__ import annotations
@@ -23,14 +24,13 @@ from symgen.config import ExperimentConfig, resolve
 from symgen.errors import UserError, writable_dir
 from symgen.experiments.claims import Claim, ClaimResult, merge_seeds
 from symgen.experiments.cost import as_header, run_costs, time_section
+from symgen.experiments.executors import JobExecutor, train_here
 from symgen.experiments.provenance import stamp
 from symgen.experiments.registry import default_claims, select
 from symgen.experiments.report import write_claims, write_report
 from symgen.experiments.seeds import combine_sections
 from symgen.experiments.types import Experiment, RunSpec, Section
-from symgen.training.run import train_run
 from symgen.training.run_dir import EXTENDABLE, check_resumable, extension, reopen, seed_dir
-from symgen.training.stacked import train_seeds
 
 
 def _train_in_subprocess(run: RunSpec, run_root: Path) -> None:
@@ -114,7 +114,9 @@ def _refuse_stale(run: RunSpec, cfg: ExperimentConfig, run_root: Path) -> None:
         check_resumable(cfg if seed is None else replace(cfg, seed=seed), run_dir)
 
 
-def train_all(runs: list[RunSpec], run_root: Path, jobs: int, progress: bool) -> None:
+def train_all(
+    runs: list[RunSpec], run_root: Path, jobs: int, progress: bool, executor: JobExecutor | None = None
+) -> None:
     done = {r.name for r in runs if r.finished(run_root)}
     for r in runs:  # refuse bad recipes, and finished runs of another config, before any training starts
         cfg = resolve(r.recipe, r.resolved_overrides(run_root))
@@ -126,23 +128,25 @@ def train_all(runs: list[RunSpec], run_root: Path, jobs: int, progress: bool) ->
         f"{len(runs) - len(todo)} of {len(runs)} runs finished already; training {len(todo)}", err=True
     )
     run_root.mkdir(parents=True, exist_ok=True)
+    if executor is not None:
+        executor.train(todo, run_root, needs, lambda r: _extend(r, by_name, run_root))
+        return
     if jobs <= 1:
         for i, r in enumerate(todo, 1):
             click.echo(f"[{i}/{len(todo)}] {r.name}", err=True)
-            if r.extends:
-                start_extension(r, by_name[r.extends], run_root)
-            cfg = resolve(r.recipe, r.resolved_overrides(run_root))
-            if r.seeds:
-                train_seeds(cfg, list(r.seeds), run_root / r.name, resume=True, progress=progress)
-            else:
-                train_run(cfg, run_root / r.name, resume=True, progress=progress)
+            _extend(r, by_name, run_root)
+            train_here(r, run_root, progress)
         return
     _train_in_parallel(todo, by_name, run_root, jobs)
 
 
-def _start(run: RunSpec, by_name: dict[str, RunSpec], run_root: Path) -> None:
+def _extend(run: RunSpec, by_name: dict[str, RunSpec], run_root: Path) -> None:
     if run.extends:
         start_extension(run, by_name[run.extends], run_root)
+
+
+def _start(run: RunSpec, by_name: dict[str, RunSpec], run_root: Path) -> None:
+    _extend(run, by_name, run_root)
     _train_in_subprocess(run, run_root)
 
 
@@ -289,6 +293,7 @@ def run_suite(
     seeds: int | tuple[int, ...] | None = None,
     command: str = "",
     selection: Selection = Selection(),
+    executor: JobExecutor | None = None,
 ) -> Path:
     started = time.time()
     chosen = select(suite, only)  # refuses an unknown suite first
@@ -311,7 +316,7 @@ def run_suite(
 
     # experiments may analyse each other's runs: a run named twice is trained once
     all_runs = list({r.name: r for exp in chosen if exp.name in asked for r in runs_of(exp)}.values())
-    train_all(all_runs, run_root, jobs, progress)
+    train_all(all_runs, run_root, jobs, progress, executor)
     figure_dir.mkdir(parents=True, exist_ok=True)
 
     # the report also covers the suite's other experiments whose runs all finished here before
