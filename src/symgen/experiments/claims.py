@@ -47,14 +47,21 @@ class Part:
     outcome: str
     measured: str = ""
     values: dict[str, Any] = field(default_factory=dict)
+    noise: bool = False  # the 95 % interval of a number it judges crosses its bar: "within noise"
 
     def __post_init__(self) -> None:
         if self.outcome not in OUTCOMES:
             raise ValueError(f"part outcome {self.outcome!r} not in {OUTCOMES}")
 
 
-def judge(text: str, ok: bool, measured: str, values: dict[str, Any] | None = None) -> Part:
-    return Part(text, PASS if ok else FAIL, measured, values or {})
+def judge(
+    text: str, ok: bool, measured: str, values: dict[str, Any] | None = None, noise: bool = False
+) -> Part:
+    """A judged part; `noise`: a number it judges has a 95 % interval that crosses the part's bar, so
+    the outcome is marked "within noise" beside it (it stands, but n cannot tell which side holds)."""
+    return Part(
+        text, PASS if ok else FAIL, measured + ("; within noise" if noise else ""), values or {}, noise
+    )
 
 
 def not_judged(text: str, why: str, values: dict[str, Any] | None = None) -> Part:
@@ -139,6 +146,7 @@ class JudgedPart:
     measured: dict[str, str]
     values: dict[str, dict[str, Any]]
     summary: dict[str, dict[str, float]] = field(default_factory=dict)  # mean/min/max of each number
+    noise: dict[str, bool] = field(default_factory=dict)  # seeds whose outcome is within noise
 
 
 @dataclass
@@ -221,9 +229,9 @@ def merge_seeds(per_seed: dict[int, Claim]) -> ClaimResult:
         measured = {s: p.measured if p else "the part is missing at this seed" for s, p in at.items()}
         values = {s: p.values if p else {} for s, p in at.items()}
         summary = numeric_summary(list(values.values())) if len(seeds) > 1 else {}
-        parts.append(
-            JudgedPart(text, part_outcome(list(outcomes.values())), outcomes, measured, values, summary)
-        )
+        noise = {s: True for s, p in at.items() if p and p.noise}
+        outcome = part_outcome(list(outcomes.values()))
+        parts.append(JudgedPart(text, outcome, outcomes, measured, values, summary, noise))
     verdict = verdict_of_parts([list(p.outcomes.values()) for p in parts])
     evidence = list(dict.fromkeys(e for s in seeds for e in per_seed[s].evidence))
     notes = {str(s): per_seed[s].note for s in seeds if per_seed[s].note}

@@ -103,7 +103,9 @@ def _legend() -> str:
     parts = (
         "Each claim is split into the parts of its sentence; a part is judged on every seed and reads "
         "pass, fail, mixed (passes on some seeds only) or not judged (it says why). Thresholds are "
-        "stated in each part's text, before any run; numbers are given per seed."
+        "stated in each part's text, before any run; numbers are given per seed. An accuracy reads "
+        "value [95 % Wilson interval], n = items; a part whose interval crosses its bar is marked "
+        "'within noise' beside its outcome (the outcome stands; n cannot say which side of the bar holds)."
     )
     head = "<tr><th>verdict</th><th>meaning</th></tr>"
     return f'<div class="wide"><table class="legend">{head}{rows}</table></div><p>{parts}</p>'
@@ -112,6 +114,7 @@ def _legend() -> str:
 def _part(part: JudgedPart) -> str:
     per_seed = "".join(
         f"<li>seed {html.escape(s)}: {html.escape(part.outcomes[s])}"
+        + (" (within noise)" if part.noise.get(s) else "")
         + (f" — {html.escape(m)}" if m else "")
         + "</li>"
         for s, m in part.measured.items()
@@ -125,6 +128,8 @@ def _part(part: JudgedPart) -> str:
         summary = f"<details><summary>mean [min–max] over seeds</summary>{items}</details>"
     css = part.outcome.replace(" ", "-")
     badge = f'<span class="outcome {css}">{html.escape(part.outcome)}</span>'
+    if part.noise:
+        badge += " <small>(within noise on seed " + ", ".join(map(html.escape, part.noise)) + ")</small>"
     return f"<li>{badge} {html.escape(part.text)}<ul>{per_seed}</ul>{summary}</li>"
 
 

@@ -320,6 +320,7 @@ class HornTask(Task):
             records = all_records if full else all_records[::LIGHT_STRIDE]
             accuracy = self.token_accuracy(model, records, device)
             metrics |= {f"{scenario}/{k}": v for k, v in accuracy.items()}
+            metrics[f"{scenario}/n"] = len(records)  # problems read: every rate's n
             outputs = self.generate(model, records)
             scores = [
                 horn_text.score_output(r, out, self.labels) for r, out in zip(records, outputs, strict=True)

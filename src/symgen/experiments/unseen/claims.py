@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from symgen.experiments.claims import Claim, Part, Statement, judge, not_judged, unlearned
+from symgen.measures.intervals import Rate, difference
 
 A71 = Statement(
     "A7.1",
@@ -117,6 +118,11 @@ def em(final: dict[str, float], scenario: str, prefix: str = "eval/") -> float:
     return final.get(f"{prefix}{scenario}/exact_match", float("nan"))
 
 
+def rate(final: dict[str, float], scenario: str, prefix: str = "eval/") -> Rate:
+    """Exact match on a scenario with its n (the problems read; 0 where the run did not record it)."""
+    return Rate(em(final, scenario, prefix), int(final.get(f"{prefix}{scenario}/n", 0)))
+
+
 def _missing(finals: Finals, methods: list[str]) -> str:
     absent = [label(m) for m in methods if m not in finals]
     return f"no {' or '.join(absent)} run in this output" if absent else ""
@@ -132,9 +138,12 @@ def _blocked(finals: Finals, methods: list[str]) -> str:
     return _missing(finals, methods) or _unlearned(finals, methods)
 
 
-def _arm(finals: Finals, method: str, prefix: str = "eval/") -> dict[str, float]:
+def _arm(finals: Finals, method: str, prefix: str = "eval/") -> dict[str, Any]:
     f = finals.get(method, {})
-    return {f"{label(method)} {s}": em(f, s, prefix) for s in ("all_seen", "query_unseen", "all_unseen")}
+    out: dict[str, Any] = {}
+    for s in ("all_seen", "query_unseen", "all_unseen"):
+        out |= rate(f, s, prefix).as_values(f"{label(method)} {s}")
+    return out
 
 
 def _fmt(values: dict[str, float]) -> str:
@@ -150,12 +159,15 @@ def a71(finals: Finals, method: str, statement: Statement) -> Claim:
         why = _missing(finals, [method])
         return statement.check([not_judged(seen_part, why), not_judged(fail_part, why)], [run_name(method)])
     values = _arm(finals, method)
-    seen, unseen = em(finals[method], "all_seen"), em(finals[method], "all_unseen")
-    parts = [judge(seen_part, seen >= LEARNED, f"all_seen {seen:.3f}", values)]
+    seen, unseen = rate(finals[method], "all_seen"), rate(finals[method], "all_unseen")
+    parts = [
+        judge(seen_part, seen.value >= LEARNED, f"all_seen {seen.shown()}", values, seen.crosses(LEARNED))
+    ]
     if blocked := _unlearned(finals, [method]):
         parts.append(not_judged(fail_part, f"{blocked}: failing on unseen symbols then says nothing", values))
     else:
-        parts.append(judge(fail_part, unseen <= FAILS, f"all_unseen {unseen:.3f}", values))
+        ok, noise = unseen.value <= FAILS, unseen.crosses(FAILS)
+        parts.append(judge(fail_part, ok, f"all_unseen {unseen.shown()}", values, noise))
     return statement.check(parts, [run_name(method)])
 
 
@@ -169,13 +181,17 @@ def a72(finals: Finals, copy: str, standard: str, statement: Statement, n_seen: 
     if blocked := _blocked(finals, [copy, standard]):
         parts.append(not_judged(helps, blocked, values))
     else:
-        c, s = em(finals[copy], "query_unseen"), em(finals[standard], "query_unseen")
-        parts.append(judge(helps, c >= s + DIRECTIONAL, f"query_unseen {c:.3f} against {s:.3f}", values))
+        c, s = rate(finals[copy], "query_unseen"), rate(finals[standard], "query_unseen")
+        lo, hi = difference(c, s)
+        measured = f"query_unseen {c.shown()} against {s.shown()} (difference 95% CI [{lo:.3f}, {hi:.3f}])"
+        ok = c.value >= s.value + DIRECTIONAL
+        parts.append(judge(helps, ok, measured, values, lo <= DIRECTIONAL <= hi))
     if blocked := _blocked(finals, [copy]):
         parts.append(not_judged(fails, blocked, values))
     else:
-        unseen = em(finals[copy], "all_unseen")
-        parts.append(judge(fails, unseen <= FAILS, f"all_unseen {unseen:.3f}", values))
+        unseen = rate(finals[copy], "all_unseen")
+        ok, noise = unseen.value <= FAILS, unseen.crosses(FAILS)
+        parts.append(judge(fails, ok, f"all_unseen {unseen.shown()}", values, noise))
     return statement.check(parts, [run_name(copy), run_name(standard)])
 
 
@@ -183,9 +199,10 @@ def _solves(finals: Finals, method: str, text: str, prefix: str = "eval/") -> Pa
     values = _arm(finals, method, prefix)
     if blocked := _blocked(finals, [method]):
         return not_judged(text, blocked, values)
-    seen, unseen = em(finals[method], "all_seen", prefix), em(finals[method], "all_unseen", prefix)
-    ok = unseen >= SOLVES and unseen >= seen - SOLVES_GAP
-    return judge(text, ok, f"all_unseen {unseen:.3f} (all_seen {seen:.3f})", values)
+    seen, unseen = rate(finals[method], "all_seen", prefix), rate(finals[method], "all_unseen", prefix)
+    ok = unseen.value >= SOLVES and unseen.value >= seen.value - SOLVES_GAP
+    measured = f"all_unseen {unseen.shown()} (all_seen {seen.shown()})"
+    return judge(text, ok, measured, values, unseen.crosses(SOLVES))
 
 
 def solve_bar() -> str:
@@ -223,10 +240,10 @@ def a74(finals: Finals, with_copy: str, without: str, statement: Statement) -> C
         if blocked := _blocked(finals, [method]):
             parts.append(not_judged(text, blocked, values))
             continue
-        unseen = em(finals[method], "all_unseen")
+        unseen = rate(finals[method], "all_unseen")
         cosine = finals[method].get(COSINE, float("nan"))
-        measured = f"all_unseen {unseen:.3f}, unseen-row cosine {cosine:.3f}"
-        parts.append(judge(text, (unseen >= SOLVES) == want, measured, values))
+        measured = f"all_unseen {unseen.shown()}, unseen-row cosine {cosine:.3f}"
+        parts.append(judge(text, (unseen.value >= SOLVES) == want, measured, values, unseen.crosses(SOLVES)))
     return statement.check(parts, [run_name(with_copy), run_name(without)])
 
 
