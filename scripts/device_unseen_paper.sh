@@ -99,7 +99,7 @@ fi
 # 3. the four runs, cut to the plan, and the report
 "$PYTHON" -m symgen reproduce --suite paper --only unseen --runs "$RUNS" "${SET_ARGS[@]}" \
   --set "train.steps=$STEPS" --set "train.eval_every=$EVERY" --set "train.warmup_steps=$WARM" \
-  --set "train.checkpoint_every=$STEPS" --seeds "$SEEDS" --out "$OUT" --no-progress
+  --set "train.checkpoint_every=$STEPS" --seeds "0-$((SEEDS - 1))" --out "$OUT" --no-progress
 
 "$PYTHON" - "$OUT" "$RUNS" "$STARTED" <<'EOF'
 import json, sys, time

@@ -93,7 +93,7 @@ def test_the_command_line_offers_the_suites_there_are():
 
 def test_a_claim_holds_only_if_it_holds_in_every_seed(tmp_path: Path):
     out = tmp_path / "repro"
-    args = ["reproduce", "--suite", "smoke", "--only", "kg-systematic", "--seeds", "2", "--out", str(out)]
+    args = ["reproduce", "--suite", "smoke", "--only", "kg-systematic", "--seeds", "0-1", "--out", str(out)]
     first = symgen(*args, "--no-progress", timeout=600)
     assert first.returncode == 0, first.stderr[-2000:]
     b51 = next(c for c in read(out)[1] if c["id"] == "B5.1")

@@ -62,7 +62,8 @@ def recipes() -> None:
 @click.option(
     "--seeds",
     default=None,
-    help="Comma-separated seeds trained together as one stacked model, one run per seed in OUT/seed-N.",
+    help="Seeds trained together as one stacked model, one run per seed in OUT/seed-N: a list or a "
+    "range (0,1,2 or 0-2).",
 )
 def train(
     recipe: str, overrides: tuple[str, ...], out: Path, resume: bool, progress: bool, seeds: str | None
@@ -74,13 +75,15 @@ def train(
     matmuls; each seed keeps its own data, optimizer, interventions and curriculum); each seed's
     run directory OUT/seed-N is an ordinary run. Under `torchrun --nproc_per_node N` one run trains
     data-parallel."""
-    from symgen.cli.seeds import parse_seeds
+    from symgen.cli.seeds import parse_seeds, refuse_seed_override
     from symgen.config import resolve
     from symgen.training.run import train_run
     from symgen.training.run_dir import seed_dir
     from symgen.training.stacked import train_seeds
 
     global interrupt_hint
+    if seeds is not None:
+        refuse_seed_override(overrides, seeds)
     cfg = resolve(recipe, list(overrides))
     interrupt_hint = _resume_hint([out])
     if seeds is not None:
@@ -146,8 +149,8 @@ SUITES = ("smoke", "quick", "mid", "paper")
 @click.option(
     "--seeds",
     default=None,
-    help="N: seeds 0..N-1 per run (stacked in one process), or a comma-separated list (e.g. 4,5,6); "
-    "default: smoke 1, quick 1, mid 1, paper 3.",
+    help="The seeds every run trains (stacked in one process, OUT/runs/RUN/seed-N): a list or a range, "
+    "e.g. 4,5,6 or 0-2 (a bare number is refused: it is no count); default: seed 0 (paper: 0-2).",
 )
 @click.option("--runs", "run_names", default=None, help="Comma-separated runs: train and analyse only these.")
 @click.option(
@@ -172,7 +175,7 @@ def reproduce(
 ) -> None:
     """Run a suite's experiments (skipping finished runs); write OUT/report.html and OUT/claims.json.
 
-    With --seeds N every run trains at N seeds, every experiment is analysed per seed, and each
+    With --seeds 0-2 every run trains at those seeds, every experiment is analysed per seed, and each
     claim's verdict holds only if it holds in every seed (`partly reproduced` names the others).
     --runs and --set change this invocation only (a shorter run on a lent GPU, say); claims.json's
     header and the report record them, and an analysis missing a run left out judges without it.
@@ -181,7 +184,7 @@ def reproduce(
     another is submitted once that one has finished; this process waits, then analyses and reports.
     A job stopped by a time limit or preemption is requeued and resumes from its last checkpoint;
     running the same command again continues whatever did not finish."""
-    from symgen.cli.seeds import suite_seeds
+    from symgen.cli.seeds import refuse_set_seed, seed_plan, suite_seeds
     from symgen.experiments.executors import job_executor
     from symgen.experiments.provenance import command_line
     from symgen.experiments.registry import list_suite
@@ -189,9 +192,12 @@ def reproduce(
 
     names = tuple(n.strip() for n in (run_names or "").split(",") if n.strip())
     selection = Selection(runs=names, sets=tuple(sets))
+    seed_list = suite_seeds(seeds)
+    refuse_set_seed(sets)
     global interrupt_hint
     if list_:
         click.echo(list_plan(suite, only, selection) if names or sets else list_suite(suite, only))
+        click.echo(seed_plan(suite, only, selection, seed_list))
         return
     cluster = job_executor(executor, executor_config, jobs)
     interrupt_hint = _rerun_hint
@@ -201,7 +207,7 @@ def reproduce(
         only=only,
         jobs=jobs or 1,
         progress=progress,
-        seeds=suite_seeds(seeds),
+        seeds=seed_list,
         command=command_line(),
         selection=selection,
         executor=cluster,

@@ -1,4 +1,4 @@
-"""One report section from an experiment analysed once per seed (`reproduce --seeds N`): tables of
+"""One report section from an experiment analysed once per seed (`reproduce --seeds 0-2`): tables of
 the same shape merge cell by cell (a number that differs between seeds reads mean [min–max]; other
 differing cells list each seed's value), paragraphs that agree appear once, and every seed's
 figures appear side by side, each captioned with its seed."""

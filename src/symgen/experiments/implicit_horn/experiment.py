@@ -6,8 +6,8 @@ unseen-symbols work found; with learned rows no model learned the task): a vanil
 deeper vanilla one with the looped model's layer count; a looped model at fixed R and at dynamic R;
 and, as C2's control, the looped model with learned rows under weight decay (the looped model with
 each of the recipes' two changes beyond SPEC C.1 undone judges no claim: `implicit_horn_ablation`
-trains and tables it). Each run is an ordinary suite run: `reproduce --seeds N` trains it at seeds
-0..N−1 and this analysis reads one seed's runs at a time. The claims C1–C3 (claims.py) were written
+trains and tables it). Each run is an ordinary suite run: `reproduce --seeds 0-2` trains it at seeds
+0, 1, 2 and this analysis reads one seed's runs at a time. The claims C1–C3 (claims.py) were written
 before any of these runs.
 
 Looped runs are also read on validation problems at every iteration count r of their grid, from
