@@ -8,6 +8,8 @@ context token, seen in training or not, as long as the embedding rows stay disti
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
@@ -83,6 +85,31 @@ def attend(
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout)
 
 
+def attention_probs(q: Tensor, k: Tensor, mask: Tensor | None, bias: Tensor | None) -> Tensor:
+    """The attention weights `attend` uses, made explicit: (B, H, Tq, Tk)."""
+    scores = (q * q.shape[-1] ** -0.5) @ k.transpose(-1, -2)
+    if bias is not None:
+        scores = scores + bias
+    if mask is None:
+        Tq, Tk = q.shape[2], k.shape[2]
+        mask = torch.ones(Tq, Tk, dtype=torch.bool, device=q.device).tril(Tk - Tq)
+    return scores.masked_fill(~mask, float("-inf")).softmax(-1)
+
+
+@contextmanager
+def recorded_attention(model: nn.Module) -> Iterator[list[list[Tensor]]]:
+    """While open, every `SelfAttention` of `model` (in module order: block by block) appends the
+    attention weights of each call to its list: one list per block, one entry per iteration."""
+    modules = [m for m in model.modules() if isinstance(m, SelfAttention)]
+    for m in modules:
+        m.recorded = []
+    try:
+        yield [m.recorded for m in modules]
+    finally:
+        for m in modules:
+            m.recorded = None
+
+
 def same_symbol_scores(embeddings: Tensor, cache: KVCache | None) -> Tensor:
     """cos(e_i, e_j) between the raw embedding rows of every query token i and key token j:
     (B, 1, Tq, Tk). The keys of earlier decoding steps come from the cache."""
@@ -104,6 +131,7 @@ class SelfAttention(nn.Module):
         self.qkv = Linear(d_model, 3 * d_model, bias=bias)
         self.out = Linear(d_model, d_model, bias=bias)
         self.same_symbol = None
+        self.recorded: list[Tensor] | None = None  # `recorded_attention`: the weights of each call
         if same_symbol_init is not None:
             self.same_symbol = nn.Parameter(torch.full((n_heads,), float(same_symbol_init)))
 
@@ -126,6 +154,8 @@ class SelfAttention(nn.Module):
         bias = None
         if self.same_symbol is not None and same_symbol is not None:
             bias = per_row(self.same_symbol, B, base_dim=1)[:, :, None, None] * same_symbol
+        if self.recorded is not None:
+            self.recorded.append(attention_probs(q, k, mask, bias).detach())
         y = attend(q, k, v, mask, self.dropout if self.training else 0.0, bias)
         return self.out(y.transpose(1, 2).reshape(B, T, D))
 

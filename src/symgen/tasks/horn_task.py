@@ -30,7 +30,7 @@ import torch
 from symgen.errors import UserError
 from symgen.models.generate import generate
 from symgen.models.transformer import Transformer
-from symgen.tasks import horn, horn_generator, horn_text
+from symgen.tasks import horn, horn_generator, horn_matching, horn_text
 from symgen.tasks.base import IGNORE, Batch, Task, epoch_indices, generator_config, pad_batch
 
 PROMPT_ORDERS = ("rules_first", "facts_first", "query_last")
@@ -151,6 +151,9 @@ def _repeat_labels(tokens: list[str]) -> list[str]:
             label = None
         out.append(t)
     return out
+
+
+MATCHING_PROBLEMS = 64  # prompts read for the attention-matching diagnostic, per scenario
 
 
 class HornTask(Task):
@@ -311,6 +314,17 @@ class HornTask(Task):
         out = {"token_accuracy": sum(right.values()) / max(sum(total.values()), 1)}
         return out | {f"token_accuracy/{r}": right[r] / total[r] for r in horn_text.TARGET_ROLES if total[r]}
 
+    def matching(self, model: Transformer, records: list[dict[str, Any]], device: torch.device) -> dict:
+        """`horn_matching.same_symbol_shares` on the scenario's first `MATCHING_PROBLEMS` prompts."""
+        if not model.cfg.causal:
+            return {}
+        chunk = records[:MATCHING_PROBLEMS]
+        ids = self.batch(chunk).inputs.to(device)
+        lengths = [len(self.prompt_tokens(r)) for r in chunk]
+        symbols = torch.zeros(model.cfg.vocab_size, dtype=torch.bool)
+        symbols[self.seen_ids() + self.unseen_ids()] = True
+        return horn_matching.same_symbol_shares(model, ids, lengths, symbols)
+
     @torch.no_grad()
     def evaluate(self, model: Transformer, device: torch.device, full: bool = True) -> dict[str, float]:
         """`full=False` (`train.light_evals`) reads every `LIGHT_STRIDE`-th problem of each scenario:
@@ -328,6 +342,7 @@ class HornTask(Task):
             for name in SCORES:
                 metrics[f"{scenario}/{name}"] = float(np.mean([s[_SCORE_KEYS[name]] for s in scores]))
             metrics |= {f"{scenario}/{k}": v for k, v in self.atom_sources(records, outputs).items()}
+            metrics |= {f"{scenario}/{k}": v for k, v in self.matching(model, records, device).items()}
             for depth in sorted({r["depth"] for r in records}):
                 picked = [s for r, s in zip(records, scores, strict=True) if r["depth"] == depth]
                 for name in SCORES:
