@@ -78,13 +78,15 @@ def train(
     from symgen.cli.seeds import parse_seeds, refuse_seed_override
     from symgen.config import resolve
     from symgen.training.run import train_run
-    from symgen.training.run_dir import seed_dir
+    from symgen.training.run_dir import refuse_foreign_folder, seed_dir
     from symgen.training.stacked import train_seeds
 
     global interrupt_hint
     if seeds is not None:
         refuse_seed_override(overrides, seeds)
     cfg = resolve(recipe, list(overrides))
+    if int(os.environ.get("RANK", "0")) == 0:  # other ranks may find rank 0's first files there
+        refuse_foreign_folder(out, stacked=seeds is not None)
     interrupt_hint = _resume_hint([out])
     if seeds is not None:
         seed_list = parse_seeds(seeds)

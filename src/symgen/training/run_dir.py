@@ -77,6 +77,37 @@ def seed_listing(out: Path) -> Path:
     return Path(out) / "seeds.json"
 
 
+# what makes a folder a run directory: a single run's files, or a stacked run's seed list
+RUN_FILES = ("config.yaml", "metrics.jsonl", "checkpoints")
+
+
+def refuse_foreign_folder(out: Path, stacked: bool) -> None:
+    """`train --out OUT` (and `--resume`) writes only into a new or empty folder or a run directory
+    of its kind (a single run's config.yaml, metrics.jsonl or checkpoints/; a stacked run's
+    seeds.json): a folder of anything else (a `reproduce` output, another run's checkpoints/, notes)
+    is refused before a file is written there."""
+    out = Path(out)
+    if not out.is_dir() or not any(out.iterdir()):
+        return
+    single = [name for name in RUN_FILES if (out / name).exists()]
+    listing = seed_listing(out)
+    if stacked and listing.exists() or not stacked and single:
+        return
+    if stacked and single:
+        raise UserError(
+            f"--out {out} holds a single run ({single[0]}), not a stacked one: choose a new --out for --seeds"
+        )
+    if listing.exists():
+        shown = ",".join(map(str, json.loads(listing.read_text()).get("seeds", [])))
+        raise UserError(
+            f"--out {out} holds a stacked run (seeds {shown}): give --seeds {shown}, or a new --out"
+        )
+    raise UserError(
+        f"--out {out} is neither empty nor a run directory (no {', '.join(RUN_FILES)} or "
+        f"{listing.name}): choose a new or empty folder"
+    )
+
+
 # settings a finished run may grow under --resume: it then goes on from its last checkpoint
 EXTENDABLE = ("train.steps", "train.budget_layer_passes")
 STOPPED_BY_LIMIT = ("steps", "budget")  # a run stopped otherwise (a stalled curriculum) would stop again
