@@ -227,6 +227,15 @@ def report(outputs: tuple[Path, ...], out: Path) -> None:
     from symgen.experiments.book import merge
     from symgen.experiments.provenance import command_line
 
+    book = out.resolve()
+    for output in outputs:
+        where = output.resolve()
+        if book == where or book.is_relative_to(where) or where.is_relative_to(book):
+            how = "is" if book == where else "sits inside" if book.is_relative_to(where) else "holds"
+            raise UserError(
+                f"report --out {out} {how} the merged output {output}: the book would write over it; "
+                "choose a folder apart from every output"
+            )
     click.echo(f"report: {merge(list(outputs), out, command_line())}")
 
 
