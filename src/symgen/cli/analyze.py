@@ -150,3 +150,24 @@ def theory(out: Path, scale: str) -> None:
     result = run_theory(out, scale)
     for part in result["claim"]["parts"]:
         click.echo(f"{'pass' if part['ok'] else 'fail'}: {part['text']} ({part['measured']})")
+
+
+@analyze.command()
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="JSON file for the table.")
+def sweep(run_dirs: tuple[Path, ...], out: Path) -> None:
+    """Chain-of-thought Horn runs side by side, finished or stopped early: what each changed against its
+    recipe, the step its rule choice passed 0.5, its last evaluation, and its own heads' attention share
+    on earlier copies of a symbol (a same-symbol scaffold switched off). Prints a Markdown table."""
+    import json
+
+    from symgen.analysis.horn_sweep import markdown, sweep_row
+    from symgen.errors import UserError
+
+    for run_dir in run_dirs:
+        if not (run_dir / "config.yaml").exists():
+            raise UserError(f"{run_dir} is not a run directory (no config.yaml)")
+    rows = [sweep_row(d) for d in run_dirs]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(rows, indent=1) + "\n")
+    click.echo(markdown(rows), nl=False)
