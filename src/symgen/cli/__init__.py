@@ -91,11 +91,11 @@ def train(
     if seeds is not None:
         seed_list = parse_seeds(seeds)
         interrupt_hint = _resume_hint([seed_dir(out, seed) for seed in seed_list])
-        summaries = train_seeds(cfg, seed_list, out, resume, progress)
+        summaries = train_seeds(cfg, seed_list, out, resume, progress, say_fresh=True)
         for seed, summary in zip(seed_list, summaries, strict=True):
             _report_done(seed_dir(out, seed), summary)
         return
-    summary = train_run(cfg, out, resume=resume, progress=progress)
+    summary = train_run(cfg, out, resume=resume, progress=progress, say_fresh=True)
     if int(os.environ.get("RANK", "0")) != 0:
         return
     _report_done(out, summary)

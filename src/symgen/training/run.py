@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from symgen.config import ExperimentConfig
-from symgen.training.build import announce, prepare_trainer, resume_note
+from symgen.training.build import announce, prepare_trainer, resume_note, was_started
 from symgen.training.distributed import init_distributed, resolve_device, shutdown_distributed
 from symgen.training.hooks import Hook
 from symgen.training.run_dir import check_resumable, extension, finish_run, is_finished, read_summary, reopen
@@ -23,7 +23,11 @@ def train_run(
     resume: bool = False,
     progress: bool = True,
     hooks: list[Hook] | None = None,
+    say_fresh: bool = False,
 ) -> dict[str, Any]:
+    """Train `cfg` into `run_dir` (a finished run is skipped). With `resume`, a line on stderr says
+    where the run continues from; with `say_fresh` too when there is nothing to resume (`train
+    --resume`: a mistyped --out shows there), not when a suite starts a run for the first time."""
     run_dir = Path(run_dir)
     if resume and is_finished(run_dir) and extension(cfg, run_dir):
         print(reopen(cfg, run_dir), file=sys.stderr)
@@ -37,7 +41,7 @@ def train_run(
     if cfg.train.threads > 0:
         torch.set_num_threads(cfg.train.threads)
     try:
-        note = resume_note(run_dir, cfg) if resume else ""
+        note = resume_note(run_dir, cfg) if resume and (say_fresh or was_started(run_dir)) else ""
         trainer = prepare_trainer(cfg, run_dir, device, dist_info, resume, progress, hooks)
         if dist_info.main:
             if note:  # said once the checkpoint it names has loaded

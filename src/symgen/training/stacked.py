@@ -118,11 +118,17 @@ class StackedTrainer:
 
 
 def train_seeds(
-    cfg: ExperimentConfig, seeds: list[int], out: Path, resume: bool = False, progress: bool = True
+    cfg: ExperimentConfig,
+    seeds: list[int],
+    out: Path,
+    resume: bool = False,
+    progress: bool = True,
+    say_fresh: bool = False,
 ) -> list[dict[str, Any]]:
     """Train `seeds` of one config as one stacked model (`symgen.training.stacked`): one ordinary
     run directory per seed, OUT/seed-N, loadable and resumable like any run. OUT/seeds.json keeps
-    the seed list, and a stacked run resumes only with the same list."""
+    the seed list, and a stacked run resumes only with the same list. `resume` and `say_fresh` say
+    what they do as in `train_run`."""
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         raise UserError("--seeds trains every seed in one process; run it without torchrun")
     out = Path(out)
@@ -144,7 +150,8 @@ def train_seeds(
     writable_dir(out)
     ckpt.atomic_write_json(listing, {"seeds": seeds})
     todo = [seed for seed in seeds if not is_finished(seed_dir(out, seed))]
-    notes = [resume_note(seed_dir(out, seed), configs[seed], existed) for seed in todo] if resume else []
+    told = [seed for seed in todo if resume and (say_fresh or was_started(seed_dir(out, seed)))]
+    notes = [resume_note(seed_dir(out, seed), configs[seed], existed) for seed in told]
     if notes and len(todo) == len(seeds) and not any(was_started(seed_dir(out, s)) for s in seeds):
         notes = [resume_note(out, cfg, existed)]  # one line for a stacked run that never started
     single = Dist()
