@@ -204,7 +204,7 @@ def test_b53_is_judged_under_both_protocols():
 
 def test_b53_a_tampered_part_flips_the_verdict_and_an_unlearned_arm_is_named():
     decreasing = both({1: 2, 2: 3, 4: 4, 8: 5}, 7, {1: 2, 2: 4, 4: 3, 8: 8}, 9)
-    assert outcomes(decreasing) == [PASS, PASS, FAIL, PASS] and decreasing.verdict == "partly reproduced"
+    assert outcomes(decreasing) == [PASS, PASS, FAIL, PASS] and decreasing.verdict == "not reproduced"
     slow_dynamic = both({1: 2, 2: 3, 4: 4, 8: 5}, 4, {1: 2, 2: 4, 4: 6, 8: 8}, 9)
     assert outcomes(slow_dynamic) == [PASS, FAIL, PASS, PASS]
     flat = both({1: 2, 2: 2, 4: 2, 8: 2}, 2, {1: 2, 2: 2, 4: 2, 8: 2}, 2)

@@ -32,7 +32,7 @@ def claims():
 def test_report_names_its_scale_source_legend_parts_and_links(tmp_path: Path):
     section = Section("S", ["text"], [], [Table(["a"] * 30, [[0.5] * 30])])
     text = write_report(tmp_path / "r.html", HEADER, [section], claims()).read_text()
-    assert "Smoke scale" in text and "partly reproduced (smoke scale)" in text
+    assert "Smoke scale" in text and "not reproduced (smoke scale)" in text
     assert "abc123" in text and "symgen reproduce --suite smoke" in text
     for verdict in ("reproduced", "partly reproduced", "not reproduced", "not judged", "not run"):
         assert f"<td>{verdict}</td>" in text  # the legend names every verdict
@@ -55,7 +55,7 @@ def test_claims_json_carries_its_source_and_reads_back(tmp_path: Path):
     assert [c.id for c in back] == ["A7.1", "B5.6", "B5.1", "C1"] and back[0].parts[0].outcomes == {
         "0": "pass"
     }
-    assert [c.verdict for c in back] == ["partly reproduced", "not judged", "reproduced", "not run"]
+    assert [c.verdict for c in back] == ["not reproduced", "not judged", "reproduced", "not run"]
 
 
 def test_a_single_point_chart_is_centred_on_its_value(tmp_path: Path):

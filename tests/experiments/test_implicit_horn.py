@@ -95,7 +95,7 @@ def test_each_looped_model_is_judged_on_its_own():
     # the dynamic model already reaches depth 5 at its own R: more iterations add nothing to it
     deep_at_own_r = {8: [1, 1, 0.95, 0.9, 0.8, 0.6], 12: [1, 1, 0.95, 0.9, 0.8, 0.6]}
     claim = claim_c1(c1_runs(dynamic=deep_at_own_r, dynamic_validation=deep_at_own_r))
-    assert outcomes(claim) == [PASS, FAIL, PASS, PASS] and claim.verdict == "partly reproduced"
+    assert outcomes(claim) == [PASS, FAIL, PASS, PASS] and claim.verdict == "not reproduced"
     # a dynamic model that loses its trained depths with more iterations fails its part only
     collapses = {8: [1, 1, 0.9, 0.6, 0.5, 0.5], 12: [0.55, 0.5, 0.5, 0.5, 0.5, 0.5]}
     claim = claim_c1(c1_runs(dynamic=collapses, dynamic_validation=collapses))
@@ -124,9 +124,9 @@ def test_c1_names_the_compute_matched_deep_model_as_its_control():
     assert VANILLA_RUN in claim.parts[3].text
     # the controls' looped arm is the fixed-R model, not the dynamic one
     assert f"{LOOPED_RUN} 0.90" in deep.measured and DYNAMIC_RUN not in deep.measured
-    # a deep model that reaches past its trained depths fails that part, and the claim is partial
+    # a deep model that reaches past its trained depths fails that part, and with it the claim
     goes_deeper = claim_c1(c1_runs(deep={1: [1, 1, 0.9, 0.85, 0.8, 0.5]}))
-    assert outcomes(goes_deeper) == [PASS, PASS, FAIL, PASS] and goes_deeper.verdict == "partly reproduced"
+    assert outcomes(goes_deeper) == [PASS, PASS, FAIL, PASS] and goes_deeper.verdict == "not reproduced"
 
 
 def test_r_is_chosen_on_the_validation_set_not_on_the_test_set():
@@ -159,7 +159,7 @@ def test_a_control_that_never_learned_leaves_its_part_not_judged_and_names_it():
 def test_a_tampered_part_flips_the_verdict():
     assert claim_c1(c1_runs()).verdict == "reproduced"
     stuck = claim_c1(c1_runs(looped=STUCK, validation=STUCK))
-    assert outcomes(stuck) == [FAIL, PASS, PASS, PASS] and stuck.verdict == "partly reproduced"
+    assert outcomes(stuck) == [FAIL, PASS, PASS, PASS] and stuck.verdict == "not reproduced"
     assert stuck.parts[0].values["test_reach"] == 3
 
 

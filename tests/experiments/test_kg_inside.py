@@ -57,7 +57,7 @@ def test_b52_is_reproduced_when_every_part_passes():
 )
 def test_b52_a_tampered_part_flips_the_verdict(change: dict, broken: str):
     claim = b52(**change)
-    assert part(claim, broken).outcome == FAIL and claim.verdict == "partly reproduced"
+    assert part(claim, broken).outcome == FAIL and claim.verdict == "not reproduced"
 
 
 def test_b52_names_the_looped_run_it_read():
@@ -148,7 +148,7 @@ def test_b54_lists_a_part_for_r2_and_r4_and_is_reproduced_when_every_part_passes
 )
 def test_b54_a_tampered_part_flips_the_verdict(change: dict, broken: str):
     claim = b54(**change)
-    assert part(claim, broken).outcome == FAIL and claim.verdict == "partly reproduced"
+    assert part(claim, broken).outcome == FAIL and claim.verdict == "not reproduced"
 
 
 def test_b54_an_unlearned_model_is_named_and_a_missing_one_not_judged():
@@ -228,7 +228,7 @@ def test_b55_reads_the_hops_up_to_the_learnable_depth():
 
 def test_b55_a_tampered_part_flips_and_an_unlearned_dynamic_model_is_named():
     rising = b55(hop3=(1.0, 2.0, 3.0, 4.0))  # peaks at the last iteration: no overthinking
-    assert outcomes(rising) == [FAIL, PASS] and rising.verdict == "partly reproduced"
+    assert outcomes(rising) == [FAIL, PASS] and rising.verdict == "not reproduced"
     flat = b55(hop3=(1.0, 4.0, 3.9, 3.9))  # falls by 2.5 % of the peak only
     assert outcomes(flat)[0] == FAIL
     unlearned = b55(dynamic_depth=0)
