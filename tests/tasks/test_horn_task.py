@@ -261,3 +261,33 @@ def test_size_curriculum_grows_problems_to_full_size():
     plain = make(max_rules=4, max_facts=3)
     assert plain.train_problems(100, 32) == full
     assert plain.test == task.test
+
+
+def test_membership_problems_fill_their_share_of_training_batches_until_their_last_step():
+    task = make(membership_share=0.25, membership_until=10, prompt_order="facts_first")
+    batch = task.train_problems(3, 16)
+    member = [r for r in batch if not r["rules"]]
+    assert len(member) == 4 and sum(r["label"] for r in member) == 2
+    for r in member:  # the query is one of the facts exactly when the label says so; nothing else to prove
+        assert (r["query"] in r["facts"]) == r["label"] and r["proof"] == [] and r["depth"] == 0
+        assert r["query"] in task.seen_pool and set(r["facts"]) <= set(task.seen_pool)
+        assert horn_text.encode_target(r) == [horn.ANS, horn.TRUE if r["label"] else horn.FALSE, horn.EOS]
+    assert all(r["rules"] for r in task.train_problems(10, 16))  # from membership_until on: none
+    with pytest.raises(UserError, match="membership_share"):
+        HornTaskConfig(membership_share=1.0).validate()
+
+
+def test_the_matching_diagnostic_tells_a_head_that_matches_symbols_from_one_that_does_not():
+    from symgen.models.transformer import ModelConfig, Transformer
+
+    task = make(prompt_order="facts_first")
+    records = task.test["all_seen"]
+    cfg = dict(vocab_size=task.vocab_size, max_seq_len=task.max_seq_len, d_model=32, n_heads=2, n_layers=1)
+    torch.manual_seed(0)
+    plain = Transformer(ModelConfig(**cfg)).eval()
+    matcher = Transformer(ModelConfig(**cfg, identity_bias=20.0, identity_bias_scope="symbols")).eval()
+    matcher.restrict_same_symbol(task.seen_ids() + task.unseen_ids())
+    plain_shares = task.matching(plain, records, torch.device("cpu"))
+    matcher_shares = task.matching(matcher, records, torch.device("cpu"))
+    assert plain_shares["match/best"] < 2 * plain_shares["match/uniform"]
+    assert matcher_shares["match/best"] > 0.4 > plain_shares["match/best"]
