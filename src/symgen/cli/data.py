@@ -69,29 +69,41 @@ def kg(setting: str, out: Path, **options: float | None) -> None:
 def check(path: Path) -> None:
     """Validate a Horn-clause JSONL file or dataset directory (every file `symgen data horn` writes
     must be there; every record of every file, with the independent checker, of its file's scenario)
-    or audit a knowledge-graph dataset directory. Exit 1 naming the first problem; exit 2 when PATH is
-    not a dataset at all (missing, empty, binary)."""
+    or audit a knowledge-graph dataset directory. A Horn dataset's seen/unseen split is checked
+    against its vocab.json: no unseen symbol in train or all_seen, query_unseen's query unseen and
+    its other atoms seen, all_unseen unseen throughout, every atom and special token in vocab.json.
+    Exit 1 naming the first problem; exit 2 when PATH is not a dataset at all (missing, an empty
+    folder or file, binary, a folder of no dataset)."""
     from symgen.tasks import checker, kg_audit
+    from symgen.tasks.horn import SPECIAL_TOKENS
     from symgen.tasks.horn_io import check_dataset, file_scenario, is_dataset
 
     if not path.exists():
         raise UserError(f"{path} does not exist")
     if path.is_dir():
+        if not any(path.iterdir()):
+            raise UserError(f"{path} is an empty folder: no dataset to check")
         for name in ("graph.json", "config.json", "vocab.json"):
             if (path / name).is_file():
                 _refuse_non_text(path / name)
+        if not is_dataset(path) and not kg_audit.detect(path):
+            raise UserError(
+                f"{path} is a directory without graph.json or vocab.json: give a JSONL file, a Horn "
+                "dataset or a KG dataset"
+            )
     else:
         _refuse_non_text(path)
     try:
         if path.is_dir() and is_dataset(path) and not kg_audit.detect(path):
             for f, n in check_dataset(path):
                 click.echo(f"{f}: {n} records valid")
+            n_seen, n_unseen = checker.check_split(path, SPECIAL_TOKENS)
+            click.echo(
+                f"{path}: vocab.json holds every atom ({n_seen} seen, {n_unseen} unseen symbols) and the "
+                "special tokens; no unseen symbol in train or all_seen, query_unseen's queries alone "
+                "unseen, all_unseen unseen throughout"
+            )
         elif path.is_dir():
-            if not kg_audit.detect(path):
-                raise UserError(
-                    f"{path} is a directory without graph.json or vocab.json: give a JSONL file, a Horn "
-                    "dataset or a KG dataset"
-                )
             click.echo(f"auditing the knowledge-graph dataset in {path}...")
             problems = kg_audit.audit_dir(path)
             if problems:

@@ -21,6 +21,7 @@ Definitions
 ``check_record`` returns ``None`` for a valid record and otherwise a short description of the first
 problem; ``check_file`` raises :class:`~symgen.errors.UserError` naming the file and line
 (``path:N: ...``), and also checks that every record's ``scenario`` is the one its file holds.
+``check_split`` checks a whole dataset's seen/unseen split against its ``vocab.json``.
 """
 
 from __future__ import annotations
@@ -256,3 +257,83 @@ def check_file(path: str | Path, scenario: str | None = None) -> int:
 def json_error(e: json.JSONDecodeError) -> str:
     """The whole of a JSON error on one line of a JSONL file (its line within the record is always 1)."""
     return f"not valid JSON: {e.msg}: column {e.colno}"
+
+
+# which symbols each file of a Horn dataset may hold (vocab.json's groups), by file name
+SPLIT_FILES = ("train.jsonl", "test_all_seen.jsonl", "test_query_unseen.jsonl", "test_all_unseen.jsonl")
+
+
+def _atoms(record: dict[str, Any]) -> list[str]:
+    """Every atom of a record, in order: rule bodies and heads, facts, query."""
+    atoms = [a for r in record["rules"] for a in (*r["body"], r["head"])]
+    return atoms + list(record["facts"]) + [record["query"]]
+
+
+def read_vocab(path: Path, special_tokens: Sequence[str]) -> tuple[set[str], set[str]]:
+    """The seen and unseen symbols of a dataset's vocab.json, which must hold its three groups
+    (special, seen, unseen) as lists of distinct strings, every one of `special_tokens` among the
+    special ones, and no symbol in two groups. Raises UserError naming the file."""
+    try:
+        vocab = json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise UserError(f"{path}:{e.lineno}: not valid JSON: {e.msg}") from None
+    if not isinstance(vocab, dict):
+        raise UserError(f"{path}: not a JSON object with groups special, seen and unseen")
+    groups: dict[str, list[str]] = {}
+    for group in ("special", "seen", "unseen"):
+        items = vocab.get(group)
+        if not isinstance(items, list) or not all(isinstance(t, str) and t for t in items):
+            raise UserError(f"{path}: group {group!r} is missing or not a list of tokens")
+        groups[group] = items
+    missing = [t for t in special_tokens if t not in groups["special"]]
+    if missing:
+        raise UserError(f"{path}: special token {missing[0]!r} is missing from group 'special'")
+    seen, unseen = set(groups["seen"]), set(groups["unseen"])
+    for group, items in groups.items():
+        others = set().union(*(set(v) for g, v in groups.items() if g != group))
+        twice = [t for t in items if t in others]
+        if twice:
+            raise UserError(f"{path}: token {twice[0]!r} of group {group!r} is in another group too")
+    if not seen or not unseen:
+        raise UserError(f"{path}: group {'seen' if not seen else 'unseen'!r} is empty")
+    return seen, unseen
+
+
+def check_split(directory: str | Path, special_tokens: Sequence[str]) -> tuple[int, int]:
+    """A Horn dataset's seen/unseen split, against its vocab.json (`read_vocab`): every atom of every
+    file is one of its symbols; train.jsonl and test_all_seen.jsonl hold no unseen symbol;
+    test_query_unseen.jsonl's query is unseen and its other atoms seen; test_all_unseen.jsonl holds
+    only unseen symbols. Returns the (seen, unseen) symbol counts; raises UserError("<file>:N: ...")
+    on the first record that breaks the split."""
+    directory = Path(directory)
+    seen, unseen = read_vocab(directory / "vocab.json", special_tokens)
+    for name in SPLIT_FILES:
+        path = directory / name
+        with path.open(errors="replace") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                err = _split_error(name, json.loads(line), seen, unseen)
+                if err:
+                    raise UserError(f"{path}:{lineno}: {err}")
+    return len(seen), len(unseen)
+
+
+def _split_error(name: str, record: dict[str, Any], seen: set[str], unseen: set[str]) -> str | None:
+    query = record["query"]
+    for atom in _atoms(record):
+        if atom not in seen and atom not in unseen:
+            return f"atom {atom!r} is in no group of vocab.json"
+    if name == "test_query_unseen.jsonl":
+        if query not in unseen:
+            return f"the query {query!r} is a seen symbol, but {name} holds unseen queries"
+        other = next((a for a in _atoms(record) if a != query and a in unseen), None)
+        if other is not None:
+            return f"atom {other!r} is unseen, but in {name} only the query is"
+        return None
+    wanted, kind = (unseen, "seen") if name == "test_all_unseen.jsonl" else (seen, "unseen")
+    wrong = next((a for a in _atoms(record) if a not in wanted), None)
+    if wrong is not None:
+        holds = "only unseen" if kind == "seen" else "no unseen"
+        return f"atom {wrong!r} is {kind}, but {name} holds {holds} symbols"
+    return None
