@@ -40,6 +40,13 @@ def horn(out: Path, **sizes: int) -> None:
     click.echo(json.dumps(summary, indent=1, default=str))
 
 
+# the `data kg` options of one setting only; `data horn` has no setting, and its every option applies
+KG_ONLY = {
+    "systematic": ("out_degree", "ood_fraction", "phi"),
+    "depth": ("max_hops", "per_hop", "test_per_hop"),
+}
+
+
 @data.command()
 @click.option("--setting", type=click.Choice(["systematic", "depth"]), required=True)
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Output directory.")
@@ -58,6 +65,11 @@ def kg(setting: str, out: Path, **options: float | None) -> None:
 
     from symgen.tasks.kg import paper_depth, paper_systematic, write_dataset
 
+    other = "depth" if setting == "systematic" else "systematic"
+    misplaced = [k for k in KG_ONLY[other] if options[k] is not None]
+    if misplaced:
+        option = "--" + misplaced[0].replace("_", "-")
+        raise UserError(f"data kg: {option} applies to --setting {other} only, not {setting}")
     base = paper_systematic() if setting == "systematic" else paper_depth()
     cfg = dataclasses.replace(base, **{k: v for k, v in options.items() if v is not None})
     cfg.validate()
