@@ -179,16 +179,33 @@ def test_forgetting_is_judged_as_training_left_it(tmp_path: Path):
     assert parts["A7.4β"] == ["fail", "pass"]
 
 
+def _scale_unseen_rows(run: Path, scale: float, shift: float) -> None:
+    """Rewrite a fake run's unseen rows as scale × rows + shift (the same shift in every coordinate)."""
+    _, task, model = load_run(run)
+    state = {f"model.{k}": v.clone() for k, v in model.state_dict().items()}
+    unseen = torch.as_tensor(task.unseen_ids())
+    weight = state["model.embed.weight"]
+    weight[unseen] = scale * weight[unseen] + shift * model.cfg.embed_std
+    atomic_save_tensors(run / "final.safetensors", state)
+
+
 def test_collapse_without_weight_decay_fails_the_decay_part(tmp_path: Path):
     section = UnseenSymbolsExperiment().analyze("quick", runs(tmp_path), tmp_path / "fig")
     a75 = next(c for c in section.claims if c.id == "A7.5")
     assert [p.outcome for p in a75.parts] == ["pass", "pass", "pass"] and "self-NN" in a75.parts[0].measured
+    control = "unseen-standard-no-decay-same-symbol"
+    # the control's rows contracted (the lemma's mechanism without decay): the decay part fails
     dirs = runs(tmp_path / "b")
-    fake_run(dirs["unseen-standard-no-decay-same-symbol"].with_name("x"), BAD, 0.99)  # a collapsed control
-    dirs["unseen-standard-no-decay-same-symbol"] = dirs["unseen-standard-no-decay-same-symbol"].with_name("x")
+    _scale_unseen_rows(dirs[control], 0.1, 0.0)
     section = UnseenSymbolsExperiment().analyze("quick", dirs, tmp_path / "fig")
     a75 = next(c for c in section.claims if c.id == "A7.5")
     assert [p.outcome for p in a75.parts] == ["pass", "pass", "fail"] and a75.verdict == "not reproduced"
+    assert "spread 0.1" in a75.parts[2].measured
+    # a common vector grown past rows whose spread held: cosine near 1, yet no contraction, so it passes
+    dirs = runs(tmp_path / "d")
+    _scale_unseen_rows(dirs[control], 1.0, 5.0)
+    section = UnseenSymbolsExperiment().analyze("quick", dirs, tmp_path / "fig")
+    assert next(c for c in section.claims if c.id == "A7.5").parts[2].outcome == "pass"
     # an arm absent from the analysis (--runs left it out) is named beside the arms judged
     dirs = runs(tmp_path / "c")
     del dirs["unseen-standard"]
