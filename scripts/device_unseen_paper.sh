@@ -16,15 +16,21 @@
 #
 # usage: scripts/device_unseen_paper.sh [OUT] [LIMIT_MINUTES]     (defaults: unseen-paper, 12)
 # env:   PYTHON=...  an interpreter with torch (default python3); the package is read from src/
-#        SEEDS=N     seeds per run, stacked in one model (default 1: the paper suite's 3 cost 3x a step)
-#        SHRINK=1    a tiny model and task on the CPU, to test the script itself in about a minute
+#        N_SEEDS=N   seeds 0..N-1 per run, stacked in one model (default 1: the paper suite's 3 cost 3x a step)
+#        SHRINK=1    a tiny model and task on the CPU, to test the script itself
+#        FIXED_STEPS=N  train N steps per run, not the planned number (the warm-up still runs, and
+#                    plan.json keeps planned_steps): a rerun of a known plan, or a test of the script
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 OUT="${1:-unseen-paper}"
 LIMIT_MIN="${2:-12}"
 PYTHON="${PYTHON:-python3}"
-SEEDS="${SEEDS:-1}"
+if [[ -n "${SEEDS:-}" ]]; then
+  echo "SEEDS=N is N_SEEDS=N now (seeds 0..N-1; symgen's --seeds names seeds, not a count)" >&2
+  exit 2
+fi
+N_SEEDS="${N_SEEDS:-1}"
 export PYTHONPATH="$ROOT/src${PYTHONPATH:+:$PYTHONPATH}"
 STARTED="$("$PYTHON" -c 'import time; print(time.time())')"
 
@@ -58,48 +64,17 @@ warm_start="$("$PYTHON" -c 'import time; print(time.time())')"
   train.warmup_steps=4 train.checkpoint_every=40 --out "$OUT/warmup" --no-progress > "$OUT/warmup.log" 2>&1 \
   || { tail -20 "$OUT/warmup.log" >&2; exit 1; }
 
-# 2. the plan: steps per run such that four runs, their evaluations and the report fit the limit
-plan="$("$PYTHON" - "$OUT" "$LIMIT_MIN" "$STARTED" "$warm_start" "$RESERVE_S" "$EVALS" "$SEEDS" <<'EOF'
-import json, math, sys, time
-from pathlib import Path
-
-out, limit_min, started, warm_start, reserve, evals, seeds = sys.argv[1:]
-out, evals, seeds = Path(out), int(evals), int(seeds)
-records = [json.loads(line) for line in (out / "warmup" / "metrics.jsonl").read_text().splitlines() if line]
-elapsed = {r["step"]: r["elapsed_s"] for r in records}
-rate = 20 / (elapsed[30] - elapsed[10])  # steps 11-30: past the first steps' one-time costs
-full_eval = max(0.0, elapsed[40] - elapsed[30] - 10 / rate)
-rate, full_eval = rate / seeds, full_eval * seeds  # stacked seeds: at most S times the work of one
-summary = json.loads((out / "warmup" / "summary.json").read_text())
-overhead = time.time() - float(warm_start) - summary["train_seconds"]  # start-up, data, model, saving
-left = float(limit_min) * 60 - (time.time() - float(started)) - float(reserve)
-per_run = left / 4 - overhead - full_eval - (evals - 1) * full_eval / 4  # light evaluations read 1/4
-steps = math.floor(0.9 * rate * per_run / evals) * evals  # 10 % to spare; a whole number of evaluations
-plan = {
-    "limit_minutes": float(limit_min),
-    "seeds": seeds,
-    "warmup_steps_per_second": round(rate * seeds, 3),
-    "full_eval_seconds": round(full_eval, 2),
-    "overhead_seconds_per_run": round(overhead, 2),
-    "train_steps": steps,
-    "eval_every": max(steps // evals, 1),
-    "warmup_steps": max(steps // 30, 1),  # the paper's 1000 of 30 000 steps
-}
-(out / "plan.json").write_text(json.dumps(plan, indent=1) + "\n")
-print(json.dumps(plan))
-EOF
-)"
+# 2. the plan (scripts/device_plan.py): steps per run such that four runs, their evaluations and the
+#    report fit the limit; it exits 1, saying so, when the limit leaves no time at this speed
+plan="$("$PYTHON" "$ROOT/scripts/device_plan.py" "$OUT" "$LIMIT_MIN" "$STARTED" "$warm_start" "$RESERVE_S" \
+        "$EVALS" "$N_SEEDS" "${FIXED_STEPS:-}")"
 echo "plan: $plan"
 read -r STEPS EVERY WARM <<< "$("$PYTHON" -c 'import json, sys; p = json.loads(sys.argv[1]); print(p["train_steps"], p["eval_every"], p["warmup_steps"])' "$plan")"
-if (( STEPS < EVALS )); then
-  echo "the limit of $LIMIT_MIN minutes leaves no time to train four runs at this speed" >&2
-  exit 1
-fi
 
 # 3. the four runs, cut to the plan, and the report
 "$PYTHON" -m symgen reproduce --suite paper --only unseen --runs "$RUNS" "${SET_ARGS[@]}" \
   --set "train.steps=$STEPS" --set "train.eval_every=$EVERY" --set "train.warmup_steps=$WARM" \
-  --set "train.checkpoint_every=$STEPS" --seeds "0-$((SEEDS - 1))" --out "$OUT" --no-progress
+  --set "train.checkpoint_every=$STEPS" --seeds "0-$((N_SEEDS - 1))" --out "$OUT" --no-progress
 
 "$PYTHON" - "$OUT" "$RUNS" "$STARTED" <<'EOF'
 import json, sys, time
