@@ -34,8 +34,8 @@ import torch.nn.functional as F
 from symgen.errors import UserError
 
 TOL = 1e-9  # allowed excess of a measured ratio over its bound (rounding only)
-# "follows the predicted rate": within this share of the distance between the predicted rate and
-# plain decay's 1 - eta*lambda (a wider tolerance could not tell the two apart)
+# reported beside the GD rate, not judged: half the distance between the lemma's rate and plain
+# decay's 1 - eta*lambda, a scale for how close to the bound the measured rate sits
 RATE_TOL_SHARE = 0.5
 FLOOR = 1e-9  # pairs with ||Delta|| below FLOOR * max ||u|| are at rounding level and not measured
 
@@ -219,11 +219,13 @@ def _claim(cases: dict[str, dict], figure: str) -> dict:
             "measured": f"max(ratio − bound) = {worst:.1e} over {len(bounded)} cases",
         },
         {
-            "text": "GD: the measured rate follows the predicted rate 1 − η(λ − r²p), within half "
-            "its distance to plain decay's 1 − ηλ",
-            "ok": gd["r2p_below_lambda_all_steps"] and abs(measured_rate - predicted) <= rate_tol,
-            "measured": f"η·λ = {gd['eta_lambda']:g}: measured {measured_rate:.4f}, predicted "
-            f"{predicted:.4f}, plain decay {decay:.4f} (tolerance {rate_tol:.4f})",
+            # the lemma is an upper bound: a measured rate at or below it agrees; tightness is not claimed
+            "text": "GD: the measured contraction rate is at most the lemma's rate 1 − η(λ − r²p) "
+            "(an upper bound, with r²p < λ at every step)",
+            "ok": gd["r2p_below_lambda_all_steps"] and measured_rate <= predicted + TOL,
+            "measured": f"η·λ = {gd['eta_lambda']:g}: measured {measured_rate:.4f}, bound "
+            f"{predicted:.4f}, plain decay {decay:.4f} ({predicted - measured_rate:.4f} below the bound; "
+            f"{rate_tol:.4f} is half the bound's distance to plain decay)",
         },
         {
             "text": "η·λ > 1: Δ flips sign at > 90 % of steps and still shrinks",
