@@ -12,6 +12,7 @@ from __future__ import annotations
 from symgen.analysis.grokking import THRESHOLDS, in_order
 from symgen.experiments.claims import Claim, Part, Statement, judge, left_out, not_judged, unlearned
 from symgen.experiments.kg_systematic.claims import PATIENCE
+from symgen.measures.intervals import Rate, difference
 from symgen.measures.metrics import rank_correlation
 
 B52 = Statement(
@@ -36,7 +37,9 @@ B55 = Statement(
 
 B56 = Statement(
     "B5.6",
-    "Halting on KL + entropy beats KL-only at similar cost and tracks the needed depth.",
+    "Halting on KL + entropy is more accurate than KL-only and its iterations track the needed depth "
+    "(KL-only stops too early; the cost, mean iterations and FLOPs against fixed r, is reported beside "
+    "the accuracy, not barred).",
     "qualitative (ε = 0.01 in the paper's text, 0.001 in the authors' code)",
 )
 
@@ -49,7 +52,6 @@ GROKKING = 2.0  # "much later": the ID phase step is at least this many times th
 DECODABLE = 0.5  # the bridge counts as decodable at r1 when its top-1 rate reaches this
 NOT_DECODED = 0.1  # vanilla "never decodes" the OOD second hop: top-1 rate stays below this
 FALL = 0.05  # margins "fall" when the last iteration is this fraction of |peak| below the peak
-SIMILAR_COST = 1.1  # "at similar cost": at most this many times KL-only's mean iterations
 TRACKS = 0.5  # "tracks the needed depth": rank correlation of iterations with hop count above this
 KL_EPS = (0.01, 0.001)  # the paper's text, then the authors' code
 
@@ -338,18 +340,19 @@ def _peak_part(fixed: dict, hops: list[str], values: dict) -> Part:
 # ---- B5.6: adaptive halting -----------------------------------------------------------------------
 
 
-def halting_texts(eps: float) -> tuple[str, str, str]:
-    """B5.6's three parts at one KL threshold, each with its bar."""
+def halting_texts(eps: float) -> tuple[str, str]:
+    """B5.6's two parts at one KL threshold, each with its bar. The cost is reported beside the first:
+    the paper's figure reads about 15 iterations against KL-only's 5 on hard hops, so a bar on it would
+    test what the paper does not claim."""
     return (
         f"KL + entropy halting is more accurate than KL-only (ε = {eps:g})",
-        f"KL + entropy halting costs at most {SIMILAR_COST:g}× KL-only's mean iterations (ε = {eps:g})",
         f"KL + entropy halting's iterations track the needed depth: rank correlation with the hop count "
         f"> {TRACKS:g} (ε = {eps:g})",
     )
 
 
 def halting_parts(h: dict, name: str) -> list[Part]:
-    """Three parts at one KL threshold from a halting result (loop_report.halting): its overall rows
+    """Two parts at one KL threshold from a halting result (loop_report.halting): its overall rows
     (KL + entropy, KL-only, then every fixed r) and per-group rows."""
     texts = halting_texts(h["kl_eps"])
     adaptive, kl_only = h["overall"][0], h["overall"][1]
@@ -366,21 +369,27 @@ def halting_parts(h: dict, name: str) -> list[Part]:
     a_it, k_it = adaptive["mean_iterations"], kl_only["mean_iterations"]
     same = " (the entropy bar never bound)" if (a_acc, a_it) == (k_acc, k_it) else ""
     per_hop = " ".join(f"{g.removeprefix('hop_')}:{it:.1f}" for g, it in zip(hops, iterations, strict=True))
+    n = sum(adaptive.get("iteration_histogram", []))
+    a_rate, k_rate = Rate(a_acc, n), Rate(k_acc, n)
+    lo, hi = difference(a_rate, k_rate) if n else (float("nan"), float("nan"))
+    cost = f"; cost {a_it:.2f} against {k_it:.2f} mean iterations ({a_it / k_it:.2f}× KL-only's"
+    if "flops_saved" in adaptive:
+        cost += f", FLOPs saved against always running every iteration {adaptive['flops_saved']:.0%}"
+    cost += ")"
+    shown = f"{a_rate.shown()} against {k_rate.shown()}" if n else f"{a_acc:.3f} against {k_acc:.3f}"
+    if n:
+        shown += f" (difference 95% CI [{lo:.3f}, {hi:.3f}])"
     return [
         judge(
             texts[0],
             a_acc > k_acc,
-            f"{a_acc:.3f} against {k_acc:.3f}{same}",
-            {"kl_entropy": a_acc, "kl_only": k_acc},
+            f"{shown}{same}{cost}",
+            {"kl_entropy": a_acc, "kl_only": k_acc, "n": n}
+            | {"kl_entropy_iterations": a_it, "kl_only_iterations": k_it},
+            bool(n) and lo <= 0.0 <= hi,
         ),
         judge(
             texts[1],
-            a_it <= SIMILAR_COST * k_it,
-            f"{a_it:.2f} against {k_it:.2f} iterations (at most {SIMILAR_COST * k_it:.2f})",
-            {"kl_entropy": a_it, "kl_only": k_it},
-        ),
-        judge(
-            texts[2],
             rho > TRACKS,
             f"{rho:.2f}; iterations per hop count {per_hop}",
             {"rank_correlation": round(rho, 3)} | dict(zip(hops, iterations, strict=True)),
