@@ -77,6 +77,10 @@ class ModelConfig:
     bias: bool = True
     init_std: float = 0.02
     embed_init_std: float = 0.0  # 0: 1/sqrt(d_model), rows nearly orthogonal and of norm ~1
+    # the input side reads every row times this (Gemma and Vaswani et al. use sqrt(d_model)); the
+    # unembedding reads the rows as they are. Rows of norm ~1 are soon outweighed in the residual
+    # stream, so later blocks see little of which symbol a position holds
+    embed_scale: float = 1.0
     ln_eps: float = 1e-5
 
     def validate(self) -> None:
@@ -100,6 +104,8 @@ class ModelConfig:
         if self.identity_bias_scope not in IDENTITY_SCOPES:
             allowed = ", ".join(IDENTITY_SCOPES)
             raise UserError(f"model.identity_bias_scope={self.identity_bias_scope!r}: allowed are {allowed}")
+        if self.embed_scale <= 0:
+            raise UserError(f"model.embed_scale={self.embed_scale} must be > 0")
         if self.match_init < 0:
             raise UserError(f"model.match_init={self.match_init} must be >= 0 (0: off)")
         if self.identity_bias_fade:
@@ -321,6 +327,8 @@ class Transformer(nn.Module):
         rotary = self._rotary(positions, past if attention_mask is None else None)
 
         token_embeddings = self.embed(ids)
+        if self.cfg.embed_scale != 1.0:
+            token_embeddings = token_embeddings * self.cfg.embed_scale
         same = self._same_symbol(ids, token_embeddings, cache)
         if self.pos_embed is not None and self.n_seeds > 1:
             positions = positions.expand(B, T)  # each seed's rows read its own position table
