@@ -37,7 +37,7 @@ def parse_seeds(text: str, option: str = "--seeds", example: str = "0,1,2", leas
             seeds.append(int(part))
         except ValueError:
             raise UserError(
-                f"{option} {text!r}: give comma-separated integers or ranges, e.g. {option} {example}"
+                f"{option} {text!r}: give comma-separated integers, e.g. {option} {example}, or ranges (0-2)"
             ) from None
     if not seeds:
         raise UserError(f"{option} is empty: give at least one value, e.g. {option} {example}")
