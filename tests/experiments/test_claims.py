@@ -78,3 +78,9 @@ def test_a_result_survives_json():
     assert data["parts"][0]["values"] == {"0": {"x": 0.0}, "1": {"x": 0.0}}
     with pytest.raises(ValueError):
         Part("t", "yes")
+
+
+def test_a_claim_read_back_takes_the_verdict_its_parts_give_under_todays_rule():
+    stored = merge_seeds({0: check("pass", "fail"), 1: check("pass", "fail")}).to_dict()
+    stored["verdict"] = "partly reproduced"  # as an earlier, laxer rule wrote it
+    assert ClaimResult.from_dict(stored).verdict == "not reproduced"

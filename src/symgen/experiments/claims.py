@@ -185,8 +185,12 @@ class ClaimResult:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ClaimResult:
+        """A claim as claims.json holds it, its verdict derived anew from its parts: a file written under
+        an earlier verdict rule reads under today's."""
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         known["parts"] = [JudgedPart(**p) for p in data.get("parts", [])]
+        if known["parts"]:
+            known["verdict"] = verdict_of_parts([list(p.outcomes.values()) for p in known["parts"]])
         return cls(**known)
 
 
