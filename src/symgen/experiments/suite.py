@@ -238,14 +238,16 @@ def seed_views(runs: list[RunSpec], run_root: Path) -> dict[int, dict[str, Path]
 
 
 def relative_evidence(items: list[str], out: Path, figure_dir: Path) -> list[str]:
-    """Evidence as paths inside OUT: run directories as runs/NAME[/seed-N], figures under figures/."""
-    rel = []
+    """Evidence as paths inside OUT: run directories as runs/NAME[/seed-N], figures under figures/.
+    OUT may be relative (`--out smoke`): a run directory the analysis names as `smoke/runs/NAME` is
+    `runs/NAME` all the same, so that the report's links read from the report's own folder."""
+    rel, root = [], out.resolve()
     for item in items:
-        path = Path(item)
-        if path.is_absolute() and path.is_relative_to(out):
-            rel.append(str(path.relative_to(out)))
+        path = Path(item).resolve() if "/" in item else None
+        if path is not None and path.is_relative_to(root):
+            rel.append(path.relative_to(root).as_posix())
         elif item.endswith(".png") and "/" not in item:
-            rel.append(str((figure_dir / item).relative_to(out)))
+            rel.append((figure_dir / item).resolve().relative_to(root).as_posix())
         else:
             rel.append(item)
     return rel
