@@ -24,7 +24,12 @@ def test_two_outputs_of_different_experiments_make_one_claims_table(tmp_path: Pa
     assert merged.returncode == 0, merged.stderr[-2000:]
     data = json.loads((book / "claims.json").read_text())
     claims = {c["id"]: c for c in data["claims"]}
-    assert list(claims) == list(default_claims()) and data["command"].startswith("symgen report")
+    assert list(claims) == list(default_claims())
+    # commands as the user would retype them from the output's parent folder, no machine path
+    assert data["command"] == "symgen report part-theory part-transfer --out book"
+    part = json.loads((book / "part-theory" / "claims.json").read_text())["command"]
+    assert part == "symgen reproduce --suite smoke --only theory --out part-theory --no-progress"
+    assert str(tmp_path) not in (book / "report.html").read_text()
     assert claims["A7.7"]["verdict"] != "not run" and claims["A7.7"]["source"]["part"] == "part-theory"
     assert claims["A7.6"]["verdict"] != "not run" and claims["A7.6"]["source"]["part"] == "part-transfer"
     assert "--only kg-systematic" in claims["B5.1"]["notes"][""] and claims["B5.1"]["verdict"] == "not run"

@@ -1,4 +1,5 @@
-"""The committed results book: every link resolves, and no file names the machine that wrote it."""
+"""The committed results book: every link resolves, no file names the machine that wrote it, and every
+commit it records is clean."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from symgen.experiments.book import LINK
 RESULTS = Path(__file__).resolve().parents[2] / "docs" / "results"
 REPORTS = sorted(RESULTS.rglob("report.html"))
 ABSOLUTE = re.compile(r'"/(?:work|tmp|root|home|Users)/')
+# a machine path anywhere in the text (a command's --out /work/results/x), and a commit with local changes
+MACHINE_PATH = re.compile(r"(?<![\w.])/(?:work|tmp|root|home|Users|private|var|mnt|scratch)/")
+DIRTY = re.compile(r"\b[0-9a-f]{7,40}-dirty\b")
 
 
 def _ignored_by_git(paths: list[Path]) -> list[Path]:
@@ -49,3 +53,15 @@ def test_every_relative_link_of_a_committed_report_resolves(report: Path):
 )
 def test_committed_claims_name_no_absolute_path(claims: Path):
     assert not ABSOLUTE.search(claims.read_text()), f"{claims} names an absolute path"
+
+
+@pytest.mark.xfail(strict=False, reason="the committed book predates relative commands; rebuilt next")
+@pytest.mark.parametrize(
+    "page",
+    sorted([*RESULTS.rglob("claims.json"), *RESULTS.rglob("report.html")]),
+    ids=lambda p: str(p.relative_to(RESULTS)),
+)
+def test_committed_results_record_retypable_commands_at_clean_commits(page: Path):
+    text = page.read_text()
+    assert not MACHINE_PATH.search(text), f"{page.relative_to(RESULTS)}: {MACHINE_PATH.search(text)[0]!r}"
+    assert not DIRTY.search(text), f"{page.relative_to(RESULTS)} records commit {DIRTY.search(text)[0]}"

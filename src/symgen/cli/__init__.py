@@ -210,11 +210,12 @@ def reproduce(
         jobs=jobs or 1,
         progress=progress,
         seeds=seed_list,
-        command=command_line(),
+        command=command_line(out, [executor_config] if executor_config else []),
         selection=selection,
         executor=cluster,
     )
     click.echo(f"report: {report}")
+    _note_dirty(out)
 
 
 @app.command()
@@ -236,7 +237,18 @@ def report(outputs: tuple[Path, ...], out: Path) -> None:
                 f"report --out {out} {how} the merged output {output}: the book would write over it; "
                 "choose a folder apart from every output"
             )
-    click.echo(f"report: {merge(list(outputs), out, command_line())}")
+    click.echo(f"report: {merge(list(outputs), out, command_line(out, outputs))}")
+    _note_dirty(out)
+
+
+def _note_dirty(out: Path) -> None:
+    """One line on stderr when the output records a `-dirty` commit (its own or a part's)."""
+    from symgen.experiments.book import recorded_commits
+    from symgen.experiments.provenance import dirty_note
+
+    note = dirty_note(recorded_commits(out))
+    if note:
+        click.echo(note, err=True)
 
 
 @app.command()

@@ -7,7 +7,8 @@ OUT/claims.json and OUT/report.html with every claim once, judged by the part th
 (`evidence_weight`: the most judged part-seeds, then the most of the claim's runs held, then the
 most seeds; the later on the command line when they tie), beside that part's command, commit and
 seeds. A claim no part measured reads `not run` and names the `--only` that measures it. Every link
-of the book points inside OUT.
+of the book points inside OUT, relative to the page that holds it. A book written into a folder the
+repository tracks (docs/results) is refused while the checkout or a part records a `-dirty` commit.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from symgen.errors import UserError, writable_dir
 from symgen.experiments.claims import NOT_JUDGED, ClaimResult
 from symgen.experiments.cost import from_header, time_section
-from symgen.experiments.provenance import stamp
+from symgen.experiments.provenance import refuse_dirty_book, stamp
 from symgen.experiments.registry import default_claims, measured_by
 from symgen.experiments.report import read_claims, write_claims, write_report
 from symgen.experiments.types import Link, Section, Table
@@ -84,17 +85,22 @@ def merge(sources: list[Path], out: Path, command: str) -> Path:
     for source in sources:
         if not (source / "claims.json").is_file() or not (source / "report.html").is_file():
             raise UserError(f"{source} holds no finished reproduce output (claims.json and report.html)")
-    writable_dir(out)
+    names, taken = [], set()
+    for source in sources:
+        names.append(part_name(source, taken))
+        taken.add(names[-1])
+    read = [read_claims(source / "claims.json") for source in sources]
     # stamped before the book writes: a book inside the source tree would otherwise mark it -dirty itself
     book_header = stamp(command)
+    commits = {"this checkout": book_header["commit"]}
+    commits |= {f"part {name}": str(h.get("commit", "")) for name, (h, _) in zip(names, read, strict=True)}
+    refuse_dirty_book(out, commits)
+    writable_dir(out)
     claims = default_claims()
     weights: dict[str, tuple[int, int, int]] = {}
-    parts, taken = [], set()
-    for source in sources:
-        name = part_name(source, taken)
-        taken.add(name)
+    parts = []
+    for source, name, (header, judged) in zip(sources, names, read, strict=True):
         missing = copy_part(source, out / name)
-        header, judged = read_claims(source / "claims.json")
         parts.append((name, header, missing))
         for claim in judged:
             if claim.verdict == "not run" or claim.id not in claims:
@@ -116,6 +122,16 @@ def merge(sources: list[Path], out: Path, command: str) -> Path:
     evidence.figure_notes = {str(f): str(f.relative_to(out)) for f in evidence.figures}
     sections = [_parts_section(parts), evidence, _time_section(parts)]
     return write_report(out / "report.html", header, sections, list(claims.values()))
+
+
+def recorded_commits(out: Path) -> dict[str, str]:
+    """The commits an output records, its own and (a book) each part's: {what: commit}."""
+    header, _ = read_claims(out / "claims.json")
+    commits = {str(out): str(header.get("commit", ""))}
+    for name in header.get("parts", []):
+        if (out / name / "claims.json").is_file():
+            commits[f"part {name}"] = str(read_claims(out / name / "claims.json")[0].get("commit", ""))
+    return commits
 
 
 def _suites(parts: list[tuple[str, dict, list[str]]]) -> str:
