@@ -63,9 +63,8 @@ def test_base_recipe_merges_sections_and_replaces_lists(tmp_path):
 def test_builtin_recipes_with_a_base_differ_from_it_only_where_they_say():
     copy, standard = resolve("horn-copy"), resolve("horn-standard")
     assert copy.model.copy_layers == [3] and standard.model.copy_layers == []
-    assert copy.model.copy_gate_init == 3.0 and copy.train.steps == 5000 != standard.train.steps
-    standard.train.steps = 5000
-    assert copy.task == standard.task and copy.train == standard.train
+    assert copy.model.copy_gate_init == 3.0
+    assert copy.task == standard.task and copy.train == standard.train  # one budget for every arm
     frozen_ss = resolve("horn-copy-frozen-same-symbol")
     assert frozen_ss.model.identity_bias == 3.0 and frozen_ss.train.intervention_rows == "symbols"
     assert frozen_ss.train.freeze_embeddings and frozen_ss.model.copy_layers == [3]

@@ -103,10 +103,11 @@ def test_mid_runs_are_the_unseen_runs_at_d128_and_the_width_runs_copy_their_refe
             quick[f"unseen-{method}"].overrides,
         )
     assert mid["width-256-copy-frozen"].overrides == ["model.d_model=256", "model.n_heads=8"]
-    longer = mid["width-128-copy-frozen"]  # the claims' d = 128 copy + frozen, for the standard's steps
+    longer = mid["width-128-copy-frozen"]  # the claims' d = 128 copy + frozen, for 12 000 steps
+    assert resolve("horn-standard").train.steps < 12000  # longer than the budget every arm shares
     assert (longer.recipe, longer.overrides) == (
         mid["unseen-copy-frozen"].recipe,
-        [*mid["unseen-copy-frozen"].overrides, f"train.steps={resolve('horn-standard').train.steps}"],
+        [*mid["unseen-copy-frozen"].overrides, "train.steps=12000"],
     )
     assert set(method_runs({n: Path(n) for n in mid})) == {
         n.removeprefix("unseen-").replace("-same-symbol", "+β").replace("-", "_") for n in methods
@@ -126,8 +127,11 @@ def test_mid_claims_are_their_own_rows_judged_by_the_unseen_judges(tmp_path: Pat
     section = exp.analyze("mid", mid_runs(tmp_path / "a"), tmp_path / "fig")
     verdicts = {c.id: c.verdict for c in section.claims}
     assert list(verdicts) == [f"{s.id} (mid)" for s in STATEMENTS]
-    reproduced = ("A7.1", "A7.2", "A7.3", "A7.4", "A7.5", "A7.1β", "A7.2β", "A7.3β", "A7.4β")
-    assert verdicts == {f"{c} (mid)": "reproduced" for c in reproduced}
+    reproduced = ("A7.1", "A7.2", "A7.3", "A7.4", "A7.1β", "A7.2β", "A7.3β", "A7.4β")
+    # A7.5's no-decay part reads the rows' spread from final weights, which these made-up runs lack
+    assert verdicts == {f"{c} (mid)": "reproduced" for c in reproduced} | {"A7.5 (mid)": "partly reproduced"}
+    a75 = next(c for c in section.claims if c.id == "A7.5 (mid)")
+    assert a75.parts[2].outcome == "not judged" and "no final weights" in a75.parts[2].measured
     assert all(f.exists() and f.parent == tmp_path / "fig" / "unseen-mid" for f in section.figures)
     # the numbers decide: copy + frozen that does not solve all_unseen fails its part of A7.3 (mid)
     section = exp.analyze(

@@ -288,6 +288,10 @@ def _spread(finals: Finals, method: str, text: str) -> Part:
     if blocked := _blocked(finals, [method]):
         return not_judged(text, blocked, values)
     spread = finals[method].get(SPREAD, float("nan"))
+    if spread != spread:  # nan: no final weights in this output to read the rows from
+        return not_judged(
+            text, f"no final weights of {label(method)} in this output: the spread is read from them"
+        )
     drift = finals[method].get(DRIFT, float("nan"))
     cosine = finals[method].get(COSINE, float("nan"))
     values |= {f"{label(method)} spread": spread, f"{label(method)} drift": drift}
