@@ -81,15 +81,21 @@ def sweep_row(run_dir: Path) -> dict[str, Any]:
         "all_seen_exact_last": last.get("eval/all_seen/exact_match", float("nan")),
         "all_unseen_exact_last": last.get("eval/all_unseen/exact_match", float("nan")),
         "rule_choice_best": max((r[RULE] for r in evals), default=float("nan")),
+        # a scaffold still on at the last evaluation: its numbers are not the paper's architecture's
+        "scaffold_weight_last": cfg.model.same_symbol_weight_at(last["step"])
+        if cfg.model.identity_bias_fade and last
+        else None,
         "own_matching": own_matching(run_dir),
     }
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """The sweep as a table: run, changes, seed, steps (of budget), plateau exit, end values, matching."""
+    """The sweep as a table: run, changes, seed, steps (of budget), plateau exit, the scaffold's weight
+    at the last evaluation, end values, matching."""
     head = (
-        "| run | changes against its recipe | seed | steps | rule choice > 0.5 at | rule choice (best) "
-        "| all_seen | all_unseen | own heads' share on earlier copies (uniform) |\n" + "|---" * 9 + "|\n"
+        "| run | changes against today's recipe | seed | steps | rule choice > 0.5 at | scaffold weight at "
+        "the last evaluation | rule choice last (best) | all_seen | all_unseen | own heads' share on earlier "
+        "copies (uniform), at weights |\n" + "|---" * 10 + "|\n"
     )
     lines = []
     for r in rows:
@@ -97,9 +103,12 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         steps = f"{r['steps']} of {r['budget']}" + (" (stopped)" if r["stopped_early"] else "")
         exit_step = r["plateau_exit_step"] if r["plateau_exit_step"] is not None else "never"
         m = r["own_matching"]
-        match = f"{m['match/best']:.2f} ({m['match/uniform']:.2f})" if "match/best" in m else "—"
+        match = (
+            f"{m['match/best']:.2f} ({m['match/uniform']:.2f}), {m['weights']}" if "match/best" in m else "—"
+        )
+        scaffold = "—" if r["scaffold_weight_last"] is None else f"{r['scaffold_weight_last']:.2f}"
         lines.append(
-            f"| {r['run']} | {changed} | {r['seed']} | {steps} | {exit_step} | "
+            f"| {r['run']} | {changed} | {r['seed']} | {steps} | {exit_step} | {scaffold} | "
             f"{r['rule_choice_last']:.2f} ({r['rule_choice_best']:.2f}) | {r['all_seen_exact_last']:.3f} | "
             f"{r['all_unseen_exact_last']:.3f} | {match} |"
         )
