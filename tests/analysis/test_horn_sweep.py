@@ -31,8 +31,11 @@ def test_the_sweep_names_each_runs_changes_and_reads_a_stopped_run_at_its_last_e
     train_run(resolve("horn-copy-frozen", lever), tmp_path / "lever", progress=False)
     for name in ("summary.json", "final.safetensors"):  # as a run stopped before its budget leaves it
         (tmp_path / "lever" / name).unlink()
+    scaffold = [*TINY, "seed=3", "model.identity_bias=3.0", "model.identity_bias_fade=[2,10]"]
+    train_run(resolve("horn-copy-frozen", scaffold), tmp_path / "scaffold", progress=False)
     out = tmp_path / "sweep.json"
-    result = symgen("analyze", "sweep", str(tmp_path / "control"), str(tmp_path / "lever"), "--out", str(out))
+    dirs = [str(tmp_path / name) for name in ("control", "lever", "scaffold")]
+    result = symgen("analyze", "sweep", *dirs, "--out", str(out))
     assert result.returncode == 0, result.stderr
     rows = {r["run"]: r for r in json.loads(out.read_text())}
     assert rows["lever"]["changes"]["model.rotary_fraction"] == 0.25
@@ -41,5 +44,10 @@ def test_the_sweep_names_each_runs_changes_and_reads_a_stopped_run_at_its_last_e
     assert rows["control"]["own_matching"]["weights"] == "final"
     assert rows["lever"]["own_matching"]["weights"] == 3  # its last checkpoint
     assert "match/best" in rows["lever"]["own_matching"] and "| lever |" in result.stdout
+    # a run whose scaffold had not faded out: its end is not the paper's architecture, and it says so
+    faded = rows["scaffold"]
+    assert faded["scaffold_weight_last"] == 0.5 and faded["own_matching"]["scaffold_weight"] == 0.5
+    assert 0.0 <= faded["own_matching"]["rule_choice_without_scaffold"] <= 1.0
+    assert "rule_choice_without_scaffold" not in rows["control"]["own_matching"]
     bad = symgen("analyze", "sweep", str(tmp_path), "--out", str(out))
     assert bad.returncode == 2 and "not a run directory" in bad.stderr

@@ -55,10 +55,14 @@ def own_matching(run_dir: Path) -> dict[str, float]:
         return {}
     cfg, task, model = load_run(run_dir, weights)
     model.eval()
+    own: dict[str, Any] = {"weights": weights}
     if cfg.model.identity_bias_fade:
+        own["scaffold_weight"] = float(model.same_symbol_weight)
         model.same_symbol_weight.fill_(0.0)
-    shares = task.matching(model, task.test["all_seen"], torch.device("cpu"))
-    return {"weights": weights} | shares
+        # what the model's own heads decide with the term switched off: the paper's architecture
+        accuracy = task.token_accuracy(model, task.test["all_seen"], torch.device("cpu"))
+        own["rule_choice_without_scaffold"] = accuracy["token_accuracy/rule"]
+    return own | task.matching(model, task.test["all_seen"], torch.device("cpu"))
 
 
 def sweep_row(run_dir: Path) -> dict[str, Any]:
@@ -95,7 +99,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     head = (
         "| run | changes against today's recipe | seed | steps | rule choice > 0.5 at | scaffold weight at "
         "the last evaluation | rule choice last (best) | all_seen | all_unseen | own heads' share on earlier "
-        "copies (uniform), at weights |\n" + "|---" * 10 + "|\n"
+        "copies (uniform), at weights | rule choice there, scaffold off |\n" + "|---" * 11 + "|\n"
     )
     lines = []
     for r in rows:
@@ -107,9 +111,11 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             f"{m['match/best']:.2f} ({m['match/uniform']:.2f}), {m['weights']}" if "match/best" in m else "—"
         )
         scaffold = "—" if r["scaffold_weight_last"] is None else f"{r['scaffold_weight_last']:.2f}"
+        off = m.get("rule_choice_without_scaffold")
+        off_text = "—" if off is None else f"{off:.2f} (weight {m['scaffold_weight']:.2f} switched off)"
         lines.append(
             f"| {r['run']} | {changed} | {r['seed']} | {steps} | {exit_step} | {scaffold} | "
             f"{r['rule_choice_last']:.2f} ({r['rule_choice_best']:.2f}) | {r['all_seen_exact_last']:.3f} | "
-            f"{r['all_unseen_exact_last']:.3f} | {match} |"
+            f"{r['all_unseen_exact_last']:.3f} | {match} | {off_text} |"
         )
     return head + "\n".join(lines) + "\n"
