@@ -25,9 +25,11 @@ LOOPED_OOD = 0.5  # quick-scale bar for the looped models (paper: ≈ 0.75–0.8
 VANILLA_OOD = 0.1  # vanilla models "do not" generalize: OOD at most this
 PAPER_OOD = (0.75, 0.8)  # the paper's OOD level for R = 2/4/8 (read from its figure)
 PAPER_OOD_TOLERANCE = 0.05  # "≈": a level within this of PAPER_OOD matches it
+LAST_EVALS = 3  # a run's final numbers average its last evaluations (single ones swing by a few points)
 PATIENCE = 2  # OOD reaches the bar at the first evaluation from which it stays there this many times
 
 LEARNED_WHAT = "held-out ID 2-hop accuracy, the run's own seen task"
+READ_AS = f"each the mean of the run's last {LAST_EVALS} evaluations, not its final summary's single one"
 
 
 def _runs(finals: dict[str, dict]) -> str:
@@ -52,7 +54,7 @@ def looped_part(looped: dict[str, dict], absent: Iterable[str] = ()) -> Part:
     if why := _not_learned(looped):
         return not_judged(text, why, values)
     ok = all(f["ood"] >= LOOPED_OOD for f in looped.values())
-    return judge(text, ok, f"OOD {_runs(looped)} (bar {LOOPED_OOD})", values)
+    return judge(text, ok, f"OOD {_runs(looped)} (bar {LOOPED_OOD}; {READ_AS})", values)
 
 
 def vanilla_part(vanilla: dict[str, dict], absent: Iterable[str] = ()) -> Part:
@@ -68,7 +70,7 @@ def vanilla_part(vanilla: dict[str, dict], absent: Iterable[str] = ()) -> Part:
     if why := _not_learned(vanilla):
         return not_judged(text, why, values)
     ok = all(f["ood"] <= VANILLA_OOD for f in vanilla.values())
-    return judge(text, ok, f"OOD {_runs(vanilla)} (bar {VANILLA_OOD})", values)
+    return judge(text, ok, f"OOD {_runs(vanilla)} (bar {VANILLA_OOD}; {READ_AS})", values)
 
 
 def _at(looped: dict[str, dict], r: int) -> tuple[str, dict] | None:

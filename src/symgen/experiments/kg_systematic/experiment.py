@@ -11,12 +11,10 @@ import yaml
 
 from symgen.analysis.grokking import first_sustained, grokking_figure, in_order, phase_times
 from symgen.analysis.plots import line_figure
-from symgen.experiments.kg_systematic.claims import LOOPED_OOD, PATIENCE, STATEMENTS, check_b51
+from symgen.experiments.kg_systematic.claims import LAST_EVALS, LOOPED_OOD, PATIENCE, STATEMENTS, check_b51
 from symgen.experiments.types import Experiment, Section, Table
 from symgen.measures.metrics import curve, read_metrics
 from symgen.training.run_dir import read_summary
-
-LAST_EVALS = 3  # final numbers average the last evaluations (single ones swing by a few points)
 
 
 def ood_step(records: list[dict]) -> float | None:
