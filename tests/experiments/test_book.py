@@ -47,6 +47,13 @@ def test_two_outputs_of_different_experiments_make_one_claims_table(tmp_path: Pa
     page = (book / "report.html").read_text()
     assert transfer_runs and all(f"<td>{name}</td>" in page for name in transfer_runs)
     assert "Training time per run" in page and "runs of 2 parts" in page
+    # every command once, in the provenance table: the book's, then each part's with the claims it judges
+    provenance = page[page.index('<h2 id="provenance">') :]
+    provenance = provenance[: provenance.index("</table>")]
+    theory_row = provenance[provenance.index('<a href="part-theory/report.html">') :].split("</tr>")[0]
+    assert f"<td>{part}</td>" in theory_row and "<td>A7.7</td>" in theory_row
+    assert "<td>this book</td><td>symgen report part-theory part-transfer --out book</td>" in provenance
+    assert page.count("--only theory --out part-theory") == 1
 
 
 def test_a_folder_without_an_output_is_refused_in_one_line(tmp_path: Path):

@@ -120,8 +120,9 @@ def merge(sources: list[Path], out: Path, command: str) -> Path:
         "Evidence figures", ["The figures the claims name, each from its part."], list(dict.fromkeys(figures))
     )
     evidence.figure_notes = {str(f): str(f.relative_to(out)) for f in evidence.figures}
-    sections = [_parts_section(parts), evidence, _time_section(parts)]
-    return write_report(out / "report.html", header, sections, list(claims.values()))
+    sections = [evidence, _time_section(parts)]
+    provenance = _provenance(header, parts, list(claims.values()))
+    return write_report(out / "report.html", header, sections, list(claims.values()), provenance)
 
 
 def recorded_commits(out: Path) -> dict[str, str]:
@@ -142,30 +143,44 @@ def _seeds(parts: list[tuple[str, dict, list[str]]]) -> list[int]:
     return sorted({s for _, h, _ in parts for s in h.get("seeds", [])})
 
 
-def _parts_section(parts: list[tuple[str, dict, list[str]]]) -> Section:
-    rows = []
-    for name, header, missing in parts:
-        timing = header.get("timing", {})
+def _provenance(header: dict, parts: list[tuple[str, dict, list[str]]], claims: list[ClaimResult]) -> Table:
+    """The book's provenance: its own command, then each part's command, commit and seeds, the claims
+    it judges in this book and its training time."""
+    rows: list[list[object]] = [
+        ["this book", header.get("command", ""), header.get("commit", ""), "", "", "", "", ""]
+    ]
+    for name, part_header, missing in parts:
+        timing = part_header.get("timing", {})
         rows.append(
             [
                 Link(name, f"{name}/report.html"),
-                header.get("command", ""),
-                header.get("commit", ""),
-                ", ".join(map(str, header.get("seeds", []))),
+                part_header.get("command", ""),
+                part_header.get("commit", ""),
+                ", ".join(map(str, part_header.get("seeds", []))),
+                ", ".join(c.id for c in claims if c.source.get("part") == name) or "none",
                 _minutes(timing.get("train_seconds_of_runs")),
                 _minutes(timing.get("wall_seconds")),
-                ", ".join(header.get("experiments", [])),
                 f"{len(missing)} missing" if missing else "",
             ]
         )
-    table = Table(
-        ["part", "command", "commit", "seeds", "training time", "last invocation", "experiments", "links"],
+    return Table(
+        [
+            "part",
+            "command",
+            "commit",
+            "seeds",
+            "claims it judges here",
+            "training time",
+            "last invocation",
+            "links",
+        ],
         rows,
-        "The outputs merged here; each part's own report is NAME/report.html, with its training time "
-        "run by run. Training time: the runs' own seconds, a process counted once (stacked seeds share "
-        "one), summed over resumes; last invocation: the wall clock of the command that wrote the part.",
+        "Each command as its output recorded it (typed from the output's parent folder); each part's own "
+        "report is NAME/report.html, "
+        "with its experiments and training time run by run. Training time: the runs' own seconds, a process "
+        "counted once (stacked seeds share one), summed over resumes; last invocation: the wall clock of the "
+        "command that wrote the part.",
     )
-    return Section("The parts of this book", [], [], [table])
 
 
 def _minutes(seconds: float | None) -> str:
