@@ -1,7 +1,7 @@
 import re
 from pathlib import Path
 
-from symgen.analysis.plots import line_figure
+from symgen.analysis.plots import SHOWN_PX, line_figure
 from symgen.experiments.claims import ClaimResult, JudgedPart, Part, Statement, merge_seeds
 from symgen.experiments.report import headline, read_claims, write_claims, write_report
 from symgen.experiments.types import Section, Table
@@ -129,6 +129,8 @@ def test_the_first_screen_groups_claims_by_source_one_line_each(tmp_path: Path):
     # the part's command lives in the provenance table (a book's), not in the claim's line
     assert "--only unseen --out quick-a" not in text and 'href="quick-a/report.html"' in text
     assert text.count("symgen reproduce --suite smoke") == 1 and '<h2 id="provenance">' in text
+    # figures two to a row only where each is shown at the width their text was sized for
+    assert f"figure{{display:inline-block;width:49%;min-width:min({SHOWN_PX}px,100%)" in text
     # every table scrolls inside its own box, so a narrow window never cuts the page
     assert text.count("<table") == text.count('<div class="wide"><table')
 

@@ -99,3 +99,25 @@ def test_histograms_and_the_theory_figure_are_legible(tmp_path, drawn):
     cases = {n: SimpleNamespace(lr=0.5, weight_decay=0.1) for n in names}
     path = theory.plot(records, cases, tmp_path / "theory.png")
     check_legible(drawn[-1], path)
+
+
+def test_a_figure_saved_under_a_stamp_names_its_experiment_and_seed_in_its_title(tmp_path, drawn):
+    two = {"a": ([0, 1], [0.1, 0.2]), "b": ([0, 1], [0.3, 0.4])}
+    with plots.stamped("unseen, seed 1"):
+        path = line_figure(tmp_path / "one.png", two, "step", "accuracy", "all_seen during training")
+        heatmap_figure(
+            tmp_path / "h.png", np.full((2, 2), 0.5), ["1", "2"], ["1", "2"], "r", "d", "run (seed 4)"
+        )
+        histogram_figure(tmp_path / "two.png", {"p": {"x": [0.1, 0.2]}, "q": {"x": [0.3, 0.4]}}, "cosine")
+    line_figure(tmp_path / "bare.png", two, "step", "accuracy", "no stamp")
+    line, heatmap, panels, bare = drawn
+    assert line.axes[0].get_title() == "all_seen during training (unseen, seed 1)"
+    check_legible(line, path)  # the longer title is drawn at a legible size too
+    assert heatmap.axes[0].get_title() == "run (seed 4)"  # a title that names its seed is left as it is
+    assert panels.get_suptitle() == "unseen, seed 1"  # several titled panels: the figure's own title
+    assert bare.axes[0].get_title() == "no stamp"  # outside the stamp, nothing is added
+    # a small legend takes the panel's emptiest corner: no point of a curve under it
+    ax, renderer = line.axes[0], line.canvas.get_renderer()
+    box = ax.get_legend().get_window_extent(renderer)
+    points = [ax.transData.transform(xy) for curve in ax.lines for xy in curve.get_xydata()]
+    assert points and not any(box.contains(x, y) for x, y in points)

@@ -1,17 +1,22 @@
 """Small matplotlib helpers (Agg backend, no display): every figure is a PNG file, legible where the
 report shows it.
 
-The report shows each figure at 49 % of its 1300 px page, SHOWN_PX wide, scaled down from the PNG's
-own width (never up). A figure one panel wide is WIDTH inches (704 px at DPI), so its text is drawn
-at 90 % of its size; `save` raises any text that would still be drawn smaller than MIN_TEXT_PX there.
-Curves differ in colour and, past ten (the colour cycle's length), in line style and marker too;
-past four curves the legend stands below the panel, off the data.
+The report shows each figure at 49 % of its 1300 px page, SHOWN_PX wide (never narrower, on a
+narrower window, unless the window itself is), scaled down from the PNG's own width (never up). A
+figure one panel wide is WIDTH inches (704 px at DPI), so its text is drawn at 90 % of its size;
+`save` raises any text that would still be drawn smaller than MIN_TEXT_PX there. Curves differ in
+colour and, past ten (the colour cycle's length), in line style and marker too; past four curves the
+legend stands below the panel, off the data, and a smaller legend takes the panel's emptiest corner
+(`loc="best"`). A figure saved under `stamped(TEXT)` (the suite's analysis: the experiment and its
+seed) names TEXT in its title, unless its title names a seed already.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +63,40 @@ def legible(fig: plt.Figure) -> None:
             text.set_fontsize(least)
 
 
+_STAMP: ContextVar[str] = ContextVar("figure_stamp", default="")
+
+
+@contextlib.contextmanager
+def stamped(text: str) -> Iterator[None]:
+    """Every figure saved inside names `text` (what it shows: an experiment or run, and its seed) in its
+    title, unless a title of the figure names a seed already."""
+    token = _STAMP.set(text)
+    try:
+        yield
+    finally:
+        _STAMP.reset(token)
+
+
+def stamp(fig: plt.Figure, text: str) -> None:
+    """`text` in the figure's title: after its suptitle, or its one titled panel's title, or as a
+    suptitle of its own; nothing when a title names a seed already."""
+    titled = [ax for ax in fig.axes if ax.get_visible() and ax.get_title().strip()]
+    titles = [fig.get_suptitle(), *(ax.get_title() for ax in titled)]
+    if not text or any("seed" in t.lower() for t in titles):
+        return
+    if fig.get_suptitle().strip():
+        fig.suptitle(f"{fig.get_suptitle()} ({text})", fontsize=10, wrap=True)
+    elif len(titled) == 1:
+        title = titled[0].title
+        title.set_text(f"{title.get_text()} ({text})")
+        title.set_wrap(True)
+    else:
+        fig.suptitle(text, fontsize=9, wrap=True)
+
+
 def save(fig: plt.Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
+    stamp(fig, _STAMP.get())
     legible(fig)
     if fig.get_layout_engine() is None:
         fig.tight_layout()
@@ -130,7 +167,7 @@ def line_figure(
     if below:
         legend_below(fig)
     elif len(series) > 1:
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="best")
     ax.grid(alpha=0.3)
     return save(fig, path)
 
@@ -158,7 +195,7 @@ def histogram_figure(
         ax.set_ylabel("density" if density else "count")
         ax.set_title(name, fontsize=9)
         if len(series) > 1:
-            ax.legend(fontsize=8)
+            ax.legend(fontsize=8, loc="best")
         ax.grid(alpha=0.3)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)

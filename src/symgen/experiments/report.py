@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from symgen.analysis.plots import SHOWN_PX
 from symgen.experiments.claims import NOT_JUDGED, VERDICT_LEGEND, VERDICTS, ClaimResult, JudgedPart
 from symgen.experiments.types import Link, Section, Table
 
@@ -60,12 +61,11 @@ ul.parts{margin:.3em 0;padding-left:1.1em} ul.parts ul{margin:0;padding-left:1.1
 .outcome{font-weight:600;padding:0 3px;border-radius:3px} .outcome.pass{background:#c9eec9}
 .outcome.fail{background:#f6c6c6} .outcome.mixed{background:#fae7b0} .outcome.not-judged{background:#e4e4e4}
 table.legend td{font-size:13px} img{max-width:100%;border:1px solid #eee;margin:.5em 0}
-figure{display:inline-block;width:49%;margin:0;vertical-align:top}
+figure{display:inline-block;width:49%;min-width:min(SHOWN_PXpx,100%);margin:0;vertical-align:top}
 p.caption{color:#555;font-size:13px;margin:1em 0 -.6em}
 figcaption{color:#333;font-size:13px;font-weight:600}
 .scale{background:#fff7dd;border:1px solid #e8d9a0;padding:.6em 1em}
-@media (max-width:1000px){figure{width:100%}}
-"""
+""".replace("SHOWN_PX", str(SHOWN_PX))  # two figures to a row where each is shown SHOWN_PX wide, else one
 SOURCES = (
     (
         "paper-a",

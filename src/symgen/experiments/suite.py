@@ -19,7 +19,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
+import yaml
 
+from symgen.analysis.plots import stamped
 from symgen.config import ExperimentConfig, resolve
 from symgen.errors import UserError, writable_dir
 from symgen.experiments.claims import Claim, ClaimResult, merge_seeds
@@ -253,6 +255,23 @@ def relative_evidence(items: list[str], out: Path, figure_dir: Path) -> list[str
     return rel
 
 
+def seed_label(seed: int | None, run_dirs: dict[str, Path]) -> str:
+    """The seed an analysis reads, for its figures' titles: the suite's (`--seeds`), else the seed its
+    runs' config.yaml record ('seeds 0, 1' when they differ; '' when no run records one)."""
+    if seed is not None:
+        return f"seed {seed}"
+    seeds = set()
+    for run_dir in run_dirs.values():
+        config = run_dir / "config.yaml"
+        if config.is_file():
+            recorded = (yaml.safe_load(config.read_text()) or {}).get("seed")
+            if isinstance(recorded, int):
+                seeds.add(recorded)
+    if not seeds:
+        return ""
+    return f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, sorted(seeds)))}"
+
+
 def analyze_experiment(
     exp: Experiment, suite: str, runs: list[RunSpec], out: Path, left_out: tuple[str, ...] = ()
 ) -> tuple[Section, dict[str, ClaimResult]]:
@@ -264,7 +283,9 @@ def analyze_experiment(
     for seed, run_dirs in seed_views(runs, out / "runs").items():
         where = out / "figures" if seed in (None, 0) else out / "figures" / f"seed-{seed}"
         try:
-            section = exp.analyze(suite, run_dirs, where)
+            label = seed_label(seed, run_dirs)
+            with stamped(f"{exp.name}, {label}" if label else exp.name):
+                section = exp.analyze(suite, run_dirs, where)
         except (KeyError, FileNotFoundError) as e:
             if not left_out:
                 raise
