@@ -33,7 +33,7 @@ Runs = dict[str, ImplicitRun]
 
 C1 = Statement(
     "C1",
-    "Beyond both papers (SPEC C.1), stated before measured: on Horn problems without a chain of "
+    "Beyond both papers (claim C1), stated before measured: on Horn problems without a chain of "
     "thought, a looped model answers deeper proofs than it was trained on when given more iterations, "
     "and a vanilla model of equal parameters does not (nor one of equal compute: the looped model's "
     "layers as distinct blocks, the control that learns the trained depths).",

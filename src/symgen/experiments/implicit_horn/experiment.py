@@ -5,7 +5,7 @@ Runs, all but C2's control with frozen symbol rows and same-symbol attention (th
 unseen-symbols work found; with learned rows no model learned the task): a vanilla transformer; a
 deeper vanilla one with the looped model's layer count; a looped model at fixed R and at dynamic R;
 and, as C2's control, the looped model with learned rows under weight decay (the looped model with
-each of the recipes' two changes beyond SPEC C.1 undone judges no claim: `implicit_horn_ablation`
+each of the recipes' two changes beyond claim C1 undone judges no claim: `implicit_horn_ablation`
 trains and tables it). Each run is an ordinary suite run: `reproduce --seeds 0-2` trains it at seeds
 0, 1, 2 and this analysis reads one seed's runs at a time. The claims C1–C3 (claims.py) were written
 before any of these runs.
@@ -49,7 +49,7 @@ ROLES = {
 TEXT = (
     "The Horn problems of paper A with the chain of thought removed: the model reads the rules, "
     "facts and query and answers True or False at once; whatever reasoning there is happens in "
-    "its forward pass. The recipes change two things beyond SPEC C.1: training also labels every "
+    "its forward pass. The recipes change two things beyond claim C1: training also labels every "
     "rule's head token with whether its atom is entailed (with one answer bit per problem no probe "
     "left chance), and the model reads the prompt bidirectionally, so a rule's head sees the rules "
     "listed after it (under causal attention a head cannot see the rules that prove its body when "

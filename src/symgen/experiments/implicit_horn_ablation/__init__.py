@@ -1,1 +1,1 @@
-"""Beyond both papers, ablation: what the implicit-Horn recipes change beyond SPEC C.1."""
+"""Beyond both papers, ablation: what the implicit-Horn recipes change beyond claim C1."""

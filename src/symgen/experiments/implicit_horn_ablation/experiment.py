@@ -1,6 +1,6 @@
-"""Beyond both papers, ablation: what the implicit-Horn recipes change beyond SPEC C.1.
+"""Beyond both papers, ablation: what the implicit-Horn recipes change beyond claim C1.
 
-The recipes of the implicit-horn experiment change two things beyond SPEC C.1: every rule's head token
+The recipes of the implicit-horn experiment change two things beyond claim C1: every rule's head token
 is also trained to say whether its atom is entailed (head labels), and the model reads the prompt
 bidirectionally. Each run here is its fixed-R looped model with one of them undone; the table sets
 them beside that model (brought in by the include of implicit_horn's runs). They judge no claim, so
@@ -24,7 +24,7 @@ CHANGES = {
     ANSWER_ONLY_RUN: "the answer as the only label: no head labels",
 }
 TEXT = (
-    "What the implicit-Horn recipes change beyond SPEC C.1, undone one at a time on the fixed-R looped "
+    "What the implicit-Horn recipes change beyond claim C1, undone one at a time on the fixed-R looped "
     "model (2 zero-init blocks × R = 4, frozen rows + β). Head labels: training also labels every rule's "
     "head token with whether its atom is entailed, where the answer alone gives one bit per problem. "
     "Bidirectional reading: under causal attention a rule's head cannot see the rules listed after it, "
@@ -35,7 +35,7 @@ TEXT = (
 
 class ImplicitHornAblationExperiment(Experiment):
     name = "implicit-horn-ablation"
-    title = "Beyond both papers, ablation: what the implicit recipes change beyond SPEC C.1"
+    title = "Beyond both papers, ablation: what the implicit recipes change beyond claim C1"
     suites = ("smoke", "quick")
 
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:

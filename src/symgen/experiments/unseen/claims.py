@@ -36,7 +36,7 @@ A75 = Statement(
     "A7.5",
     "Unseen unembeddings collapse under weight decay (cosine → 1), not when frozen; without decay on "
     "the rows their differences do not contract (the lemma's mechanism, read on their spread).",
-    "cosine ≈ 1 vs ≈ 0 (paper); the spread part is SPEC A7.5's reading of the lemma",
+    "cosine ≈ 1 vs ≈ 0 (paper); the spread part reads Lemma 4.1's mechanism (differences contract)",
 )
 
 A71B = Statement(
