@@ -199,16 +199,22 @@ def test_a_job_of_an_earlier_invocation_is_waited_for_not_submitted_again(
     folder.mkdir()
     # a process that looks like a submitit job (its command line names submitit) and trains nothing
     earlier = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)", "submitit"])
+    cmdline = Path(f"/proc/{earlier.pid}/cmdline")
+    for _ in range(400):  # until the child has exec'd: before that its command line is this process's
+        if b"submitit" in cmdline.read_bytes():
+            break
+        time.sleep(0.01)
     (folder / "job.json").write_text(f'{{"executor": "submitit-local", "job_id": "{earlier.pid}"}}')
 
     def no_submission(*args: object) -> None:
         raise AssertionError("submitted a second job for a run whose job still runs")
 
     monkeypatch.setattr(JobExecutor, "_executor", no_submission)
-    started = time.monotonic()
+    ended_before_return = None
     with pytest.raises(UserError, match=f"run reverse failed in job {earlier.pid}"):
         try:
             JobExecutor("submitit-local", poll_s=0.05).train([run], tmp_path, needs, lambda r: None)
         finally:
+            ended_before_return = earlier.poll() is not None
             earlier.wait()
-    assert time.monotonic() - started > 1.0  # it waited for that job to end
+    assert ended_before_return  # it waited for that job to end
