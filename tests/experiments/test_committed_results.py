@@ -55,7 +55,6 @@ def test_committed_claims_name_no_absolute_path(claims: Path):
     assert not ABSOLUTE.search(claims.read_text()), f"{claims} names an absolute path"
 
 
-@pytest.mark.xfail(strict=False, reason="the committed book predates relative commands; rebuilt next")
 @pytest.mark.parametrize(
     "page",
     sorted([*RESULTS.rglob("claims.json"), *RESULTS.rglob("report.html")]),

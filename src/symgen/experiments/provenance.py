@@ -1,7 +1,7 @@
 """Where an output came from: the commit of the code that wrote it, and the command.
 
 The command is recorded as the user would retype it from the output's parent folder: `--out` and
-every other path relative to that folder, never a path of the machine that wrote it (`/tmp/...`).
+every other path relative to that folder, never an absolute path of the machine that wrote it.
 A commit is `-dirty` when tracked files differ from it; such an output cannot be traced to its code,
 so `symgen report` refuses to write a book into a folder the repository tracks (docs/results) from
 one, and anywhere else says so in one line.
