@@ -216,7 +216,7 @@ DEFAULT_SEEDS = {"smoke": 1, "quick": 1, "mid": 1, "paper": 3}
 
 
 def seeded(runs: list[RunSpec], seeds: tuple[int, ...]) -> list[RunSpec]:
-    """Every run at `seeds` (0..N-1 for `--seeds N`), trained as one stacked model, except runs that
+    """Every run at `seeds` (those `--seeds` names: 0-2, 3,5), trained as one stacked model, except runs that
     choose their own seeds (a seed list, or a `seed=` override), which stay as they are. A run that
     starts from another (`after`, a fine-tune) starts each seed from the same seed of that run."""
     if seeds == (0,):
