@@ -18,25 +18,27 @@ from symgen import config as config_mod
 from symgen.measures.metrics import first_crossing, read_metrics
 from symgen.training import checkpoint as ckpt
 from symgen.training.build import load_run
-from symgen.training.run_dir import read_summary
+from symgen.training.run_dir import config_differences, read_summary
 
 RULE = "eval/all_seen/token_accuracy/rule"
 PLATEAU_EXIT = 0.5  # rule choice above this has left the plateau (chance is one over 4-5 rules)
 
 
-def _flat(tree: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(tree, dict):
-        return {k: v for key, sub in tree.items() for k, v in _flat(sub, f"{prefix}{key}.").items()}
-    return {prefix.rstrip("."): tree}
-
-
 def changes(run_dir: Path) -> dict[str, Any]:
-    """The settings in which a run's resolved config differs from its recipe's (seed aside)."""
-    cfg = config_mod.resolve(Path(run_dir) / "config.yaml")
+    """The settings in which a run's resolved config differs from its recipe's (seed aside), with the
+    run's values."""
+    path = Path(run_dir) / "config.yaml"
+    cfg = config_mod.resolve(path)
     base = config_mod.resolve(cfg.name, [f"seed={cfg.seed}"])
-    mine, theirs = (_flat(c.to_dict()) for c in (cfg, base))
-    skip = {"model.vocab_size", "model.max_seq_len", "model.pad_id"}
-    return {k: v for k, v in mine.items() if k not in skip and theirs.get(k) != v}
+    values = cfg.to_dict()
+
+    def value(dotted: str) -> Any:
+        node = values
+        for key in dotted.split("."):
+            node = node[key]
+        return node
+
+    return {key: value(key) for key in config_differences(base, path)}
 
 
 def _last_weights(run_dir: Path) -> str | int | None:
