@@ -63,21 +63,24 @@ def apply_rotary(x: Tensor, rotary: tuple[Tensor, Tensor] | None) -> Tensor:
     return x * cos.to(x.dtype) + rotated * sin.to(x.dtype)
 
 
+def _causal_mask(q: Tensor, k: Tensor) -> Tensor:
+    """(Tq, Tk) "may attend": causal, the queries being the last Tq of the Tk positions."""
+    Tq, Tk = q.shape[2], k.shape[2]
+    return torch.ones(Tq, Tk, dtype=torch.bool, device=q.device).tril(Tk - Tq)
+
+
 def attend(
     q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, dropout: float, bias: Tensor | None = None
 ) -> Tensor:
     """SDPA; `mask` is a boolean (B, 1, Tq, Tk) "may attend" mask, or None for plain causal; `bias`
     (B, H, Tq, Tk) is added to the attention scores of allowed pairs."""
     if bias is not None:
-        if mask is None:  # causal, the queries being the last Tq of the Tk positions
-            Tq, Tk = q.shape[2], k.shape[2]
-            mask = torch.ones(Tq, Tk, dtype=torch.bool, device=q.device).tril(Tk - Tq)
+        if q.device.type == "cpu":  # SDPA with a float mask takes a path twice as slow on CPU
+            return F.dropout(attention_probs(q, k, mask, bias), dropout) @ v
+        mask = _causal_mask(q, k) if mask is None else mask
         # -inf where attention is not allowed, built on the mask's shape, not the (B, H) scores'
         blocked = torch.zeros(mask.shape, dtype=q.dtype, device=q.device).masked_fill(~mask, float("-inf"))
         bias = bias.to(q.dtype) + blocked
-        if q.device.type == "cpu":  # SDPA with a float mask takes a path twice as slow on CPU
-            scores = (q * q.shape[-1] ** -0.5) @ k.transpose(-1, -2) + bias
-            return F.dropout(scores.softmax(-1), dropout) @ v
         return F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=dropout)
     if mask is None:
         causal = q.shape[2] == k.shape[2] and q.shape[2] > 1
@@ -86,13 +89,12 @@ def attend(
 
 
 def attention_probs(q: Tensor, k: Tensor, mask: Tensor | None, bias: Tensor | None) -> Tensor:
-    """The attention weights `attend` uses, made explicit: (B, H, Tq, Tk)."""
+    """The attention weights, made explicit: (B, H, Tq, Tk). `attend` computes with them on CPU when a
+    bias is added; `recorded_attention` reads them."""
     scores = (q * q.shape[-1] ** -0.5) @ k.transpose(-1, -2)
     if bias is not None:
-        scores = scores + bias
-    if mask is None:
-        Tq, Tk = q.shape[2], k.shape[2]
-        mask = torch.ones(Tq, Tk, dtype=torch.bool, device=q.device).tril(Tk - Tq)
+        scores = scores + bias.to(q.dtype)
+    mask = _causal_mask(q, k) if mask is None else mask
     return scores.masked_fill(~mask, float("-inf")).softmax(-1)
 
 
