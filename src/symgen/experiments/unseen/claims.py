@@ -3,6 +3,7 @@ variants A7.1β–A7.4β."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from symgen.experiments.claims import Claim, Part, Statement, judge, not_judged, unlearned
@@ -284,11 +285,11 @@ def _geometry(finals: Finals, methods: list[str], text: str, test: Any) -> Part:
 def _spread(finals: Finals, method: str, text: str) -> Part:
     """A7.5's no-decay control, judged on the theory's mechanism: did the unseen rows' differences
     contract? (Their mean cosine also goes to 1 when a common vector grows past a spread that holds.)"""
-    values = {k: v for k, v in (_rows(finals, method) | _arm(finals, method)).items()}
+    values = _rows(finals, method) | _arm(finals, method)
     if blocked := _blocked(finals, [method]):
         return not_judged(text, blocked, values)
     spread = finals[method].get(SPREAD, float("nan"))
-    if spread != spread:  # nan: no final weights in this output to read the rows from
+    if math.isnan(spread):  # no final weights in this output to read the rows from
         return not_judged(
             text, f"no final weights of {label(method)} in this output: the spread is read from them"
         )
