@@ -30,6 +30,12 @@ class TrainConfig:
     decay_steps: int = 0  # constant schedule: the last steps (at most all after warm-up) fall to min_lr_ratio
     grad_clip: float = 1.0  # 0: off
     label_smoothing: float = 0.0
+    # a supervised matching head (symgen.training.match_loss): this weight times the cross-entropy of
+    # one head's attention against the earlier copies of each position's symbol; the model stays the
+    # recipe's, only its training gains the term, off after `match_loss_until` (0: the whole run)
+    match_loss: float = 0.0
+    match_loss_until: int = 0
+    match_loss_block: int = 0  # the block whose head 0 is taught to match
     precision: str = "auto"  # auto: bf16 autocast on CUDA, fp32 on CPU
     loops: str = "fixed"  # fixed: model.n_loops; poisson: R = clip(Poisson(loops_lambda), min, max) per batch
     loops_lambda: float = 4.0
@@ -99,6 +105,8 @@ class TrainConfig:
             raise UserError("train.forget_until needs train.forget_every > 0")
         if self.forget_last and (self.forget_every == 0 or self.forget_until > 0):
             raise UserError("train.forget_last needs train.forget_every > 0 and no train.forget_until")
+        if self.match_loss < 0 or self.match_loss_until < 0 or self.match_loss_block < 0:
+            raise UserError("train.match_loss, match_loss_until and match_loss_block must be >= 0")
         if not self.embed_lr_ratio > 0:
             raise UserError(f"train.embed_lr_ratio={self.embed_lr_ratio} must be positive")
         if self.intervention_rows not in INTERVENTION_ROWS:

@@ -99,12 +99,13 @@ def attention_probs(q: Tensor, k: Tensor, mask: Tensor | None, bias: Tensor | No
 
 
 @contextmanager
-def recorded_attention(model: nn.Module) -> Iterator[list[list[Tensor]]]:
+def recorded_attention(model: nn.Module, detach: bool = True) -> Iterator[list[list[Tensor]]]:
     """While open, every `SelfAttention` of `model` (in module order: block by block) appends the
-    attention weights of each call to its list: one list per block, one entry per iteration."""
+    attention weights of each call to its list: one list per block, one entry per iteration.
+    `detach=False` keeps them in the graph, for a loss on them."""
     modules = [m for m in model.modules() if isinstance(m, SelfAttention)]
     for m in modules:
-        m.recorded = []
+        m.recorded, m.record_detached = [], detach
     try:
         yield [m.recorded for m in modules]
     finally:
@@ -134,6 +135,7 @@ class SelfAttention(nn.Module):
         self.out = Linear(d_model, d_model, bias=bias)
         self.same_symbol = None
         self.recorded: list[Tensor] | None = None  # `recorded_attention`: the weights of each call
+        self.record_detached = True
         if same_symbol_init is not None:
             self.same_symbol = nn.Parameter(torch.full((n_heads,), float(same_symbol_init)))
 
@@ -157,7 +159,8 @@ class SelfAttention(nn.Module):
         if self.same_symbol is not None and same_symbol is not None:
             bias = per_row(self.same_symbol, B, base_dim=1)[:, :, None, None] * same_symbol
         if self.recorded is not None:
-            self.recorded.append(attention_probs(q, k, mask, bias).detach())
+            probs = attention_probs(q, k, mask, bias)
+            self.recorded.append(probs.detach() if self.record_detached else probs)
         y = attend(q, k, v, mask, self.dropout if self.training else 0.0, bias)
         return self.out(y.transpose(1, 2).reshape(B, T, D))
 

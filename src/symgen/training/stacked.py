@@ -59,6 +59,8 @@ class StackedTrainer:
     def __init__(self, lanes: list[Trainer], progress: bool = True) -> None:
         if any(lane.dist.active for lane in lanes):
             raise UserError("stacked seeds (--seeds) train in one process, not under torchrun")
+        if any(lane.cfg.train.match_loss > 0 for lane in lanes):
+            raise UserError("train.match_loss trains one seed per process: give --seeds one seed, or --jobs")
         self.lanes, self.progress = lanes, progress
         self.model = stack([lane.model for lane in lanes])
         for index, lane in enumerate(lanes):

@@ -22,12 +22,14 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from symgen.config import ExperimentConfig
+from symgen.models.attention import recorded_attention
 from symgen.models.transformer import Transformer
 from symgen.tasks.base import IGNORE, Batch, Task
 from symgen.training import checkpoint as ckpt
 from symgen.training.curriculum import curriculum_hooks
 from symgen.training.distributed import Dist
 from symgen.training.hooks import Hook
+from symgen.training.match_loss import match_weight_at, matching_loss, symbol_mask
 from symgen.training.optim import build_optimizer, lr_at
 
 
@@ -92,6 +94,8 @@ class Trainer:
             else None
         )
         self.log = MetricsLog(run_dir, self.dist.main)
+        symbols = task.seen_ids() + task.unseen_ids()
+        self.symbols = symbol_mask(task.vocab_size, symbols) if cfg.train.match_loss > 0 else None
 
     # ---------------------------------------------------------------- helpers
     @property
@@ -165,9 +169,11 @@ class Trainer:
         batch, n_scored = self.next_batch(step)
         net = self.ddp or self.model
         scored = batch.targets != IGNORE
-        with self.autocast():  # logits only where the loss is taken (a model that cannot: sliced here)
+        match_weight = match_weight_at(self.cfg.train, step)
+        recording = recorded_attention(self.model, detach=False) if match_weight else contextlib.nullcontext()
+        with self.autocast(), recording as recorded:  # logits only where the loss is taken
             logits = net(batch.inputs, n_loops=self.n_loops, select=scored).logits
-        if logits.dim() == 3:
+        if logits.dim() == 3:  # a model that cannot select: sliced here
             logits = logits[scored]
         targets = batch.targets[scored]
         loss_sum = F.cross_entropy(
@@ -175,7 +181,13 @@ class Trainer:
         )
         # Normalise by the scored tokens of the whole global batch: DDP's gradient average then
         # equals the single-process gradient even when ranks hold different numbers of targets.
-        (loss_sum * self.dist.world / n_scored).backward()
+        loss = loss_sum * self.dist.world / n_scored
+        if match_weight:
+            probs = recorded[self.cfg.train.match_loss_block][0].float()
+            match = matching_loss(probs, batch.inputs, self.symbols)
+            loss = loss + match_weight * match
+            self.window["match_loss"] = self.window.get("match_loss", 0.0) + float(match.detach())
+        loss.backward()
         self.apply_update(step)
         self.record(loss_sum, logits, targets, scored)
 
