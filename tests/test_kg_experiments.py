@@ -320,3 +320,18 @@ def test_the_depth_table_gives_each_hop_count_its_own_column(tmp_path: Path):
     _, per_hop = KGDepthExperiment().analyze("quick", runs, tmp_path / "figures").tables
     assert per_hop.headers == ["run", "hop 2", "hop 3", "hop 4"]
     assert per_hop.rows == [["kg-depth-r1", 0.86, 0.24, "—"], ["kg-depth-r2", 0.9, 0.5, 0.1]]
+
+
+def test_b51_shows_each_ood_with_its_interval_and_marks_a_bar_inside_it_as_noise():
+    data = finals()
+    for f in data.values():
+        f["ood_n"] = 100
+    claim = check_b51(data, "quick", [])
+    looped = part(claim, "every looped run")
+    assert "0.780 [0.689, 0.850], n = 100" in looped.measured and not looped.noise
+    assert looped.values["kg-sys-looped/ood n"] == 100
+    assert looped.values["kg-sys-looped/ood 95% CI"] == [0.6893, 0.85]
+    data["kg-sys-looped"]["ood"] = 0.55  # 0.5 lies inside [0.452, 0.644]: which side, n cannot say
+    near = part(check_b51(data, "quick", []), "every looped run")
+    assert near.outcome == PASS and near.noise and "within noise" in near.measured
+    assert "n = " not in part(check_b51(finals(), "quick", []), "every looped run").measured  # no n logged

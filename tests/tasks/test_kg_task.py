@@ -85,17 +85,20 @@ def test_test_queries_never_in_training(sys_task):
 
 def test_evaluate_reads_the_last_real_token(sys_task):
     perfect = sys_task.evaluate(Oracle(sys_task), torch.device("cpu"))
-    assert set(perfect) == {"train/accuracy", "id/accuracy", "ood/accuracy", "atomic_ood/accuracy"}
-    assert all(v == 1.0 for v in perfect.values())
+    splits = ("train", "id", "ood", "atomic_ood")
+    assert set(perfect) == {f"{s}/accuracy" for s in splits} | {f"{s}/n" for s in splits}
+    assert all(perfect[f"{s}/accuracy"] == 1.0 for s in splits)
+    assert all(perfect[f"{s}/n"] == len(sys_task.tests[s]) for s in splits)
     wrong = sys_task.evaluate(Oracle(sys_task, shift=1), torch.device("cpu"))
-    assert all(v == 0.0 for v in wrong.values())
+    assert all(wrong[f"{s}/accuracy"] == 0.0 for s in splits)
 
 
 def test_depth_task_hops_and_stage():
     task = KGTask(depth(), seed=1)
     assert task.train_hops == 5 and set(task.by_hop) == {2, 3, 4, 5}
     metrics = task.evaluate(Oracle(task), torch.device("cpu"))
-    assert set(metrics) == {"train/accuracy"} | {f"hop_{k}/accuracy" for k in range(2, 6)}
+    tests = {"train"} | {f"hop_{k}" for k in range(2, 6)}
+    assert set(metrics) == {f"{t}/accuracy" for t in tests} | {f"{t}/n" for t in tests}
     task.set_train_hops(3)
     hops = set(((task.pool.tokens != 0).sum(1) - 1).tolist())
     assert hops == {1, 2, 3}

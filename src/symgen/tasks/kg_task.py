@@ -253,9 +253,9 @@ class KGTask(Task):
 
     def evaluate(self, model: Transformer, device: torch.device, full: bool = True) -> dict[str, float]:
         tests = {name: rows for name, rows in self.tests.items() if len(rows)}
+        metrics: dict[str, float] = {f"{name}/n": len(rows) for name, rows in tests.items()}  # for intervals
         if not self.cfg.eval_loops_grid:
-            return {f"{name}/accuracy": self.accuracy(model, rows, device) for name, rows in tests.items()}
-        metrics: dict[str, float] = {}
+            return metrics | {f"{n}/accuracy": self.accuracy(model, r, device) for n, r in tests.items()}
         for name, rows in tests.items():
             by_r = {r: self.accuracy(model, rows, device, r) for r in self.cfg.eval_loops_grid}
             metrics |= {f"{name}/accuracy@r{r}": acc for r, acc in by_r.items()}

@@ -9,8 +9,10 @@ the vanilla runs, the runs at R = 2 and 4) that the output lacks because `--runs
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from symgen.experiments.claims import Claim, Part, Statement, judge, left_out, not_judged, unlearned
+from symgen.measures.intervals import Rate
 
 B51 = Statement(
     "B5.1",
@@ -32,16 +34,34 @@ LEARNED_WHAT = "held-out ID 2-hop accuracy, the run's own seen task"
 READ_AS = f"each the mean of the run's last {LAST_EVALS} evaluations, not its final summary's single one"
 
 
+def ood_rate(final: dict) -> Rate:
+    """A run's OOD accuracy with the chains it read (n = 0 where the run did not log them). The value
+    is a mean over the last evaluations of one test set, so its interval is that of one evaluation."""
+    return Rate(final["ood"], int(final.get("ood_n", 0)))
+
+
 def _runs(finals: dict[str, dict]) -> str:
-    return ", ".join(f"{n} {f['ood']:.3f}" for n, f in finals.items())
+    return ", ".join(f"{n} {ood_rate(f).shown()}" for n, f in finals.items())
+
+
+def _crosses(finals: dict[str, dict], bar: float) -> bool:
+    return any(ood_rate(f).crosses(bar) for f in finals.values() if f.get("ood_n"))
 
 
 def _not_learned(finals: dict[str, dict]) -> str:
     return unlearned({n: f["id"] for n, f in finals.items()}, LEARNED_ID, LEARNED_WHAT)
 
 
-def _values(finals: dict[str, dict], *keys: str) -> dict[str, float | None]:
-    return {f"{n}/{k}": f.get(k) for n, f in finals.items() for k in keys}
+def _values(finals: dict[str, dict], *keys: str) -> dict[str, Any]:
+    """The entries a part keeps for each run; OOD with its n and interval where the run logged n."""
+    out: dict[str, Any] = {}
+    for n, f in finals.items():
+        for k in keys:
+            if k == "ood" and f.get("ood_n"):
+                out |= ood_rate(f).as_values(f"{n}/ood")
+            else:
+                out[f"{n}/{k}"] = f.get(k)
+    return out
 
 
 def looped_part(looped: dict[str, dict], absent: Iterable[str] = ()) -> Part:
@@ -54,7 +74,8 @@ def looped_part(looped: dict[str, dict], absent: Iterable[str] = ()) -> Part:
     if why := _not_learned(looped):
         return not_judged(text, why, values)
     ok = all(f["ood"] >= LOOPED_OOD for f in looped.values())
-    return judge(text, ok, f"OOD {_runs(looped)} (bar {LOOPED_OOD}; {READ_AS})", values)
+    measured = f"OOD {_runs(looped)} (bar {LOOPED_OOD}; {READ_AS})"
+    return judge(text, ok, measured, values, _crosses(looped, LOOPED_OOD))
 
 
 def vanilla_part(vanilla: dict[str, dict], absent: Iterable[str] = ()) -> Part:
@@ -70,7 +91,8 @@ def vanilla_part(vanilla: dict[str, dict], absent: Iterable[str] = ()) -> Part:
     if why := _not_learned(vanilla):
         return not_judged(text, why, values)
     ok = all(f["ood"] <= VANILLA_OOD for f in vanilla.values())
-    return judge(text, ok, f"OOD {_runs(vanilla)} (bar {VANILLA_OOD}; {READ_AS})", values)
+    measured = f"OOD {_runs(vanilla)} (bar {VANILLA_OOD}; {READ_AS})"
+    return judge(text, ok, measured, values, _crosses(vanilla, VANILLA_OOD))
 
 
 def _at(looped: dict[str, dict], r: int) -> tuple[str, dict] | None:

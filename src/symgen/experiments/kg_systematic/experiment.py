@@ -101,13 +101,17 @@ def _ood_figure(figure_dir: Path, ood_curves: dict) -> Path:
 
 
 def final_accuracies(records: list[dict], last: int = LAST_EVALS) -> dict[str, float]:
-    """{split: mean accuracy over the last `last` evaluations}."""
-    out = {}
+    """{split: mean accuracy over the last `last` evaluations}, and {split_n: the chains each read}
+    where the run logged it (one test set: every evaluation reads the same chains)."""
+    out: dict[str, float] = {}
     for split in ("train", "id", "ood", "atomic_ood"):
         _, ys = curve(records, f"eval/{split}/accuracy")
         if ys:
             tail = ys[-last:]
             out[split] = round(sum(tail) / len(tail), 4)
+        _, ns = curve(records, f"eval/{split}/n")
+        if ns:
+            out[f"{split}_n"] = int(ns[-1])
     return out
 
 
