@@ -58,8 +58,10 @@ def test_training_with_the_term_teaches_head_0_to_match_and_without_it_does_not(
 
 
 def test_a_block_the_model_lacks_and_stacked_seeds_are_refused(tmp_path: Path):
-    with pytest.raises(UserError, match="match_loss_block"):
-        resolve("horn-standard", TINY_HORN + ["train.match_loss=1", "train.match_loss_block=5"])
+    with pytest.raises(UserError, match="match_loss_blocks"):
+        resolve("horn-standard", TINY_HORN + ["train.match_loss=1", "train.match_loss_blocks=[0,5]"])
+    with pytest.raises(UserError, match="match_loss_blocks"):
+        resolve("horn-standard", TINY_HORN + ["train.match_loss=1", "train.match_loss_blocks=[]"])
     with pytest.raises(UserError, match="match_loss"):
         resolve("horn-standard", TINY_HORN + ["train.match_loss=-1"])
     with pytest.raises(UserError, match="one seed per process"):

@@ -38,9 +38,10 @@ class ExperimentConfig:
             raise UserError("the recipe names no task: add `task: {name: ...}`")
         for part in (self.task, self.model, self.train):
             part.validate()
-        if self.train.match_loss > 0 and self.train.match_loss_block >= self.model.n_layers:
+        blocks = self.train.match_loss_blocks
+        if self.train.match_loss > 0 and (not blocks or max(blocks) >= self.model.n_layers):
             last = self.model.n_layers - 1
-            raise UserError(f"train.match_loss_block={self.train.match_loss_block}: the blocks are 0..{last}")
+            raise UserError(f"train.match_loss_blocks={blocks}: give one or more of the blocks 0..{last}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -35,7 +35,7 @@ class TrainConfig:
     # recipe's, only its training gains the term, off after `match_loss_until` (0: the whole run)
     match_loss: float = 0.0
     match_loss_until: int = 0
-    match_loss_block: int = 0  # the block whose head 0 is taught to match
+    match_loss_blocks: list[int] = field(default_factory=lambda: [0])  # the blocks whose head 0 learns it
     precision: str = "auto"  # auto: bf16 autocast on CUDA, fp32 on CPU
     loops: str = "fixed"  # fixed: model.n_loops; poisson: R = clip(Poisson(loops_lambda), min, max) per batch
     loops_lambda: float = 4.0
@@ -105,8 +105,8 @@ class TrainConfig:
             raise UserError("train.forget_until needs train.forget_every > 0")
         if self.forget_last and (self.forget_every == 0 or self.forget_until > 0):
             raise UserError("train.forget_last needs train.forget_every > 0 and no train.forget_until")
-        if self.match_loss < 0 or self.match_loss_until < 0 or self.match_loss_block < 0:
-            raise UserError("train.match_loss, match_loss_until and match_loss_block must be >= 0")
+        if self.match_loss < 0 or self.match_loss_until < 0 or min(self.match_loss_blocks, default=0) < 0:
+            raise UserError("train.match_loss, match_loss_until and match_loss_blocks must be >= 0")
         if not self.embed_lr_ratio > 0:
             raise UserError(f"train.embed_lr_ratio={self.embed_lr_ratio} must be positive")
         if self.intervention_rows not in INTERVENTION_ROWS:

@@ -183,8 +183,9 @@ class Trainer:
         # equals the single-process gradient even when ranks hold different numbers of targets.
         loss = loss_sum * self.dist.world / n_scored
         if match_weight:
-            probs = recorded[self.cfg.train.match_loss_block][0].float()
-            match = matching_loss(probs, batch.inputs, self.symbols)
+            blocks = self.cfg.train.match_loss_blocks
+            match = sum(matching_loss(recorded[b][0].float(), batch.inputs, self.symbols) for b in blocks)
+            match = match / len(blocks)
             loss = loss + match_weight * match
             self.window["match_loss"] = self.window.get("match_loss", 0.0) + float(match.detach())
         loss.backward()
