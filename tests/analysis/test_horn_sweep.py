@@ -43,7 +43,7 @@ def test_the_sweep_names_each_runs_changes_and_reads_a_stopped_run_at_its_last_e
     assert rows["lever"]["stopped_early"] and not rows["control"]["stopped_early"]
     assert rows["control"]["own_matching"]["weights"] == "final"
     assert rows["lever"]["own_matching"]["weights"] == 3  # its last checkpoint
-    assert "match/best" in rows["lever"]["own_matching"] and "| lever |" in result.stdout
+    assert "match/best" in rows["lever"]["own_matching"] and "| lever | horn-copy-frozen |" in result.stdout
     # a run whose scaffold had not faded out: its end is not the paper's architecture, and it says so
     faded = rows["scaffold"]
     assert faded["scaffold_weight_last"] == 0.5 and faded["own_matching"]["scaffold_weight"] == 0.5

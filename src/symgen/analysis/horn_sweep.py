@@ -99,9 +99,9 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     """The sweep as a table: run, changes, seed, steps (of budget), plateau exit, the scaffold's weight
     at the last evaluation, end values, matching."""
     head = (
-        "| run | changes against today's recipe | seed | steps | rule choice > 0.5 at | scaffold weight at "
-        "the last evaluation | rule choice last (best) | all_seen | all_unseen | own heads' share on earlier "
-        "copies (uniform), at weights | rule choice there, scaffold off |\n" + "|---" * 11 + "|\n"
+        "| run | recipe | changes against today's recipe | seed | steps | rule choice > 0.5 at | scaffold "
+        "weight at the last evaluation | rule choice last (best) | all_seen | all_unseen | own heads' share "
+        "on earlier copies (uniform), at weights | rule choice there, scaffold off |\n" + "|---" * 12 + "|\n"
     )
     lines = []
     for r in rows:
@@ -116,7 +116,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         off = m.get("rule_choice_without_scaffold")
         off_text = "—" if off is None else f"{off:.2f} (weight {m['scaffold_weight']:.2f} switched off)"
         lines.append(
-            f"| {r['run']} | {changed} | {r['seed']} | {steps} | {exit_step} | {scaffold} | "
+            f"| {r['run']} | {r['recipe']} | {changed} | {r['seed']} | {steps} | {exit_step} | {scaffold} | "
             f"{r['rule_choice_last']:.2f} ({r['rule_choice_best']:.2f}) | {r['all_seen_exact_last']:.3f} | "
             f"{r['all_unseen_exact_last']:.3f} | {match} | {off_text} |"
         )
