@@ -64,6 +64,12 @@ def runs(tmp_path: Path, frozen_unseen: float = 0.9, **changes: dict[str, float]
         "forget-temporary-same-symbol": ({**BAD, "all_unseen": 0.1}, 0.95),
         "copy-forget-temporary-same-symbol": (GOOD, 0.6),
         "copy-forget-temporary-full-row-lr-same-symbol": (BAD, 0.98),  # a labelled row, judged by no claim
+        "standard-matching-head": (BAD, 0.97),
+        "copy-matching-head": ({**BAD, "query_unseen": 0.3}, 0.99),
+        "copy-frozen-matching-head": ({**GOOD, "all_unseen": frozen_unseen}, 0.01),
+        "copy-forget-matching-head": (GOOD, 0.02),
+        "forget-temporary-matching-head": ({**BAD, "all_unseen": 0.1}, 0.95),
+        "copy-forget-temporary-matching-head": (GOOD, 0.6),
     }
     for method, (score, cos) in scores.items():
         redrawn = GOOD if "forget" in method else None
@@ -87,6 +93,7 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     section = UnseenSymbolsExperiment().analyze("quick", runs(tmp_path / "a"), tmp_path / "fig")
     verdicts = {c.id: c.verdict for c in section.claims}
     reproduced = ("A7.1", "A7.2", "A7.3", "A7.4", "A7.5", "A7.1β", "A7.2β", "A7.3β", "A7.4β")
+    reproduced += ("A7.1μ", "A7.2μ", "A7.3μ", "A7.4μ")
     # A7.4: the quick suite trains the paper-architecture temporary forgetting with and without copy
     # heads; A7.5's no-decay control keeps its rows' spread (fresh rows), so decay is the cause
     assert verdicts == {cid: "reproduced" for cid in reproduced}
@@ -106,6 +113,10 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
         TARGET_ROLES
     )
     assert run_name("copy_forget+β") == "unseen-copy-forget-same-symbol"
+    assert run_name("copy_forget+μ") == "unseen-copy-forget-matching-head"
+    assert "copy + frozen + matching head" in names
+    a72m = next(c for c in section.claims if c.id == "A7.2μ")  # the matching-head runs, not the paper's
+    assert a72m.evidence == [str(tmp_path / "a" / f"unseen-{m}-matching-head") for m in ("copy", "standard")]
     a73b = next(c for c in section.claims if c.id == "A7.3β")
     assert "as training left it" in a73b.parts[1].text and "diagnostic, not evidence" in a73b.note
     # evidence is each run's directory (a report links to it); a run this output lacks stays a name

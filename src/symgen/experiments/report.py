@@ -79,6 +79,13 @@ SOURCES = (
         "Paper A's claims with symgen's same-symbol term (β) on the symbols' rows, which the paper "
         "does not have; a “(mid)” row is the same claim at mid scale.",
     ),
+    (
+        "matching-head",
+        "Paper A's models, trained with a matching head",
+        "Paper A's claims judged on the paper's own models trained with a supervised matching head "
+        "(train.match_loss: one head per block taught to attend to the earlier copies of each symbol, "
+        "until step 4000), which the paper does not use.",
+    ),
     ("paper-b", "Paper B", "Claims B5.1–B5.6 of “Loop, Think, &amp; Generalize” (arXiv 2604.07822)."),
     (
         "part-c",
@@ -217,6 +224,8 @@ def source_of(claim_id: str) -> str:
     """Which of the report's sources a claim belongs to (SOURCES' keys)."""
     if "β" in claim_id:
         return "same-symbol"
+    if "μ" in claim_id:
+        return "matching-head"
     return {"A": "paper-a", "B": "paper-b", "C": "part-c"}.get(claim_id[:1], "other")
 
 
@@ -251,7 +260,7 @@ def headline(claim: ClaimResult, limit: int = 140) -> str:
 
 
 def _slug(text: str) -> str:
-    return "claim-" + re.sub(r"[^A-Za-z0-9]+", "-", text.replace("β", "b")).strip("-")
+    return "claim-" + re.sub(r"[^A-Za-z0-9]+", "-", text.replace("β", "b").replace("μ", "m")).strip("-")
 
 
 def _tally(claims: list[ClaimResult]) -> str:

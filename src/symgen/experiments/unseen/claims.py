@@ -1,5 +1,5 @@
-"""The claims of paper A at the unseen-symbols experiment: A7.1–A7.5 (SPEC A7) and their same-symbol
-variants A7.1β–A7.4β."""
+"""The claims of paper A at the unseen-symbols experiment: A7.1–A7.5 (SPEC A7), their same-symbol
+variants A7.1β–A7.4β, and the paper's models trained with a supervised matching head, A7.1μ–A7.4μ."""
 
 from __future__ import annotations
 
@@ -78,6 +78,22 @@ STATEMENTS = (
     A74B,
 )
 
+# The paper's models, trained with a supervised matching head (train.match_loss, the set
+# `matching-head`): the architecture is the paper's, only the training signal gains a term until step
+# 4000. Labelled rows of their own: the paper does not train with it.
+MATCHING = "Matching-head variant (the paper's model, trained with a supervised matching head): "
+A71M = Statement(
+    "A7.1μ",
+    MATCHING + "the standard transformer is near-perfect on all_seen and fails on all_unseen.",
+    "A7.1",
+)
+A72M = Statement("A7.2μ", MATCHING + "copy attention helps query_unseen but still fails all_unseen.", "A7.2")
+A73M = Statement(
+    "A7.3μ", MATCHING + "copy attention + frozen or actively forgotten embeddings solves all_unseen.", "A7.3"
+)
+A74M = Statement("A7.4μ", MATCHING + "temporary active forgetting holds only with copy attention.", "A7.4")
+MATCHING_STATEMENTS = (A71M, A72M, A73M, A74M)
+
 # bars, stated before the runs (SPEC A7 and "Judging the claims")
 LEARNED = 0.9  # chain-of-thought Horn: all_seen exact match an arm needs before its part counts
 FAILS = 0.1  # "fails on all_unseen": exact match at most this
@@ -107,17 +123,30 @@ LABELS = {
 }
 
 
+# each variant's key suffix, its name in labels and its run names' suffix
+VARIANTS = {"+β": ("same-symbol", "-same-symbol"), "+μ": ("matching head", "-matching-head")}
+
+
+def split_variant(method: str) -> tuple[str, str]:
+    """('copy_frozen', '+β') for 'copy_frozen+β'; ('copy', '') for the paper's own."""
+    for key in VARIANTS:
+        if method.endswith(key):
+            return method.removesuffix(key), key
+    return method, ""
+
+
 def label(method: str) -> str:
     """A method's name in claims and tables: the paper's, with ' + same-symbol' for symgen's variant
-    (its attention term β; the claims about it are A7.1β–A7.4β)."""
-    base = method.removesuffix("+β")
-    return LABELS.get(base, base) + (" + same-symbol" if method.endswith("+β") else "")
+    (its attention term β; A7.1β–A7.4β) or ' + matching head' for the paper's model trained with one
+    (A7.1μ–A7.4μ)."""
+    base, variant = split_variant(method)
+    return LABELS.get(base, base) + (f" + {VARIANTS[variant][0]}" if variant else "")
 
 
 def run_name(method: str) -> str:
     """`unseen-copy-frozen-same-symbol`: hyphens, as the recipes are named."""
-    base = method.removesuffix("+β").replace("_", "-")
-    return f"unseen-{base}" + ("-same-symbol" if method.endswith("+β") else "")
+    base, variant = split_variant(method)
+    return f"unseen-{base.replace('_', '-')}" + (VARIANTS[variant][1] if variant else "")
 
 
 def em(final: dict[str, float], scenario: str, prefix: str = "eval/") -> float:
@@ -354,10 +383,11 @@ def scaled(statements: tuple[Statement, ...], scale: str) -> tuple[Statement, ..
 def check_all(
     finals: Finals, diversity: dict[int, dict[str, float]], statements: tuple[Statement, ...] = STATEMENTS
 ) -> list[Claim]:
-    """Every claim of paper A at one seed: the paper's architecture, then symgen's variant. A7.2 reads
-    the copy model trained on the most seen symbols ("high diversity"). `statements` are STATEMENTS or
-    their `scaled` copies, in the same order."""
-    a71s, a72s, a73s, a74s, a75s, a71b, a72b, a73b, a74b = statements
+    """Every claim of paper A at one seed: the paper's architecture, then symgen's variant, then (where
+    `statements` go on with MATCHING_STATEMENTS) the matching-head runs. A7.2 reads the copy model
+    trained on the most seen symbols ("high diversity"). `statements` are STATEMENTS (+ MATCHING_STATEMENTS)
+    or their `scaled` copies, in the same order."""
+    a71s, a72s, a73s, a74s, a75s, a71b, a72b, a73b, a74b = statements[:9]
     most = max(diversity, default=None)
     at_most = finals | ({"copy": diversity[most]} if most is not None else {})
     return [
@@ -370,4 +400,15 @@ def check_all(
         a72(finals, "copy+β", "standard+β", a72b, None),
         a73(finals, "copy_frozen+β", "copy_forget+β", a73b),
         a74(finals, "copy_forget_temporary+β", "forget_temporary+β", a74b),
+    ] + (matching_claims(finals, statements[9:]) if statements[9:] else [])
+
+
+def matching_claims(finals: Finals, statements: tuple[Statement, ...]) -> list[Claim]:
+    """A7.1μ–A7.4μ: the paper's judges on the runs trained with a matching head."""
+    a71m, a72m, a73m, a74m = statements
+    return [
+        a71(finals, "standard+μ", a71m),
+        a72(finals, "copy+μ", "standard+μ", a72m, None),
+        a73(finals, "copy_frozen+μ", "copy_forget+μ", a73m),
+        a74(finals, "copy_forget_temporary+μ", "forget_temporary+μ", a74m),
     ]
