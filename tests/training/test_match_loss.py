@@ -1,5 +1,6 @@
 """The supervised matching head (train.match_loss): a term on one head's attention, not the model."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,9 @@ from symgen.config import resolve
 from symgen.errors import UserError
 from symgen.models.attention import recorded_attention
 from symgen.tasks.horn_matching import repeated_positions
+from symgen.training.build import load_run
 from symgen.training.match_loss import match_weight_at, matching_loss
+from symgen.training.run import train_run
 from symgen.training.stacked import train_seeds
 
 MATCH = ["train.match_loss=1.0", "train.lr=0.01"]
@@ -57,12 +60,23 @@ def test_training_with_the_term_teaches_head_0_to_match_and_without_it_does_not(
     assert head0_share(taught) > head0_share(plain) + 0.3
 
 
-def test_a_block_the_model_lacks_and_stacked_seeds_are_refused(tmp_path: Path):
+def test_a_block_the_model_lacks_is_refused():
     with pytest.raises(UserError, match="match_loss_blocks"):
         resolve("horn-standard", TINY_HORN + ["train.match_loss=1", "train.match_loss_blocks=[0,5]"])
     with pytest.raises(UserError, match="match_loss_blocks"):
         resolve("horn-standard", TINY_HORN + ["train.match_loss=1", "train.match_loss_blocks=[]"])
     with pytest.raises(UserError, match="match_loss"):
         resolve("horn-standard", TINY_HORN + ["train.match_loss=-1"])
-    with pytest.raises(UserError, match="one seed per process"):
-        train_seeds(resolve("horn-standard", TINY_HORN + MATCH), [0, 1], tmp_path / "s", progress=False)
+
+
+def test_stacked_seeds_train_with_the_term_as_each_seed_alone_does(tmp_path: Path):
+    overrides = [*TINY_HORN, *MATCH, "train.steps=6", "train.eval_every=6", "train.checkpoint_every=6"]
+    cfg = resolve("horn-standard", overrides)
+    train_seeds(cfg, [0, 1], tmp_path / "stacked", progress=False)
+    train_run(resolve("horn-standard", [*overrides, "seed=1"]), tmp_path / "alone", progress=False)
+    _, _, stacked = load_run(tmp_path / "stacked" / "seed-1")
+    _, _, alone = load_run(tmp_path / "alone")
+    for (name, a), b in zip(stacked.state_dict().items(), alone.state_dict().values(), strict=True):
+        assert torch.allclose(a, b, atol=1e-5), name
+    logged = [json.loads(line) for line in (tmp_path / "stacked" / "seed-1" / "metrics.jsonl").open()]
+    assert any(r.get("train/match_loss", 0) > 0 for r in logged)

@@ -14,6 +14,7 @@ without being updated, so the others go on unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import json
@@ -28,11 +29,13 @@ import torch.nn.functional as F
 
 from symgen.config import ExperimentConfig
 from symgen.errors import UserError, writable_dir
+from symgen.models.attention import recorded_attention
 from symgen.models.stacking import share_seed, stack
 from symgen.tasks.base import IGNORE, Batch
 from symgen.training import checkpoint as ckpt
 from symgen.training.build import announce, prepare_trainer, resume_note, was_started
 from symgen.training.distributed import Dist, resolve_device
+from symgen.training.match_loss import match_weight_at, matching_loss
 from symgen.training.run_dir import (
     check_resumable,
     extension,
@@ -59,8 +62,6 @@ class StackedTrainer:
     def __init__(self, lanes: list[Trainer], progress: bool = True) -> None:
         if any(lane.dist.active for lane in lanes):
             raise UserError("stacked seeds (--seeds) train in one process, not under torchrun")
-        if any(lane.cfg.train.match_loss > 0 for lane in lanes):
-            raise UserError("train.match_loss trains one seed per process: give --seeds one seed, or --jobs")
         self.lanes, self.progress = lanes, progress
         self.model = stack([lane.model for lane in lanes])
         for index, lane in enumerate(lanes):
@@ -77,7 +78,11 @@ class StackedTrainer:
         rows = batches[0].inputs.shape[0]
         loops = [lane.n_loops for lane in lanes]  # one per seed: seeds may draw different R
         scored = targets_full != IGNORE
-        with lanes[0].autocast():
+        match_weight = match_weight_at(
+            lanes[0].cfg.train, lanes[0].step
+        )  # one schedule: the seeds step together
+        recording = recorded_attention(self.model, detach=False) if match_weight else contextlib.nullcontext()
+        with lanes[0].autocast(), recording as recorded:
             logits = self.model(inputs, n_loops=loops, select=scored).logits
         targets = targets_full[scored]
         token_loss = F.cross_entropy(
@@ -86,7 +91,18 @@ class StackedTrainer:
         seed_of_token = scored.nonzero()[:, 0] // rows
         loss_sums = torch.zeros(len(lanes), device=inputs.device).index_add_(0, seed_of_token, token_loss)
         n_scored = torch.tensor([n for _, n in drawn], device=inputs.device, dtype=loss_sums.dtype)
-        (loss_sums / n_scored).sum().backward()
+        objective = (loss_sums / n_scored).sum()
+        if match_weight:  # each seed's own term, summed: each seed's gradient stays its own
+            blocks = lanes[0].cfg.train.match_loss_blocks
+            for index, lane in enumerate(lanes):
+                own = slice(index * rows, (index + 1) * rows)
+                terms = [
+                    matching_loss(recorded[b][0][own].float(), inputs[own], lane.symbols) for b in blocks
+                ]
+                match = sum(terms) / len(blocks)
+                objective = objective + match_weight * match
+                lane.window["match_loss"] = lane.window.get("match_loss", 0.0) + float(match.detach())
+        objective.backward()
 
         counts = scored.view(len(lanes), -1).sum(1).tolist()
         logits_by_seed, targets_by_seed = logits.split(counts), targets.split(counts)
