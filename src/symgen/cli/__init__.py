@@ -219,14 +219,41 @@ def reproduce(
 
 
 @app.command()
-@click.argument("outputs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder of the book.")
-def report(outputs: tuple[Path, ...], out: Path) -> None:
+@click.argument("outputs", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), help="Folder of the book.")
+@click.option(
+    "--check",
+    "check",
+    type=click.Path(path_type=Path),
+    help="Re-derive the book in this folder from its committed files; exit 1 on any difference.",
+)
+def report(outputs: tuple[Path, ...], out: Path | None, check: Path | None) -> None:
     """Merge finished `reproduce` outputs (parts run separately, any seeds) into one book: OUT/report.html
     and OUT/claims.json with every claim once, judged by the output that measured it, and each output
-    copied into OUT/NAME with the files its report links to."""
+    copied into OUT/NAME with the files its report links to. `--check BOOK` instead chooses every
+    claim anew from the book's parts, and analyses anew each part whose runs' files it holds, and
+    names each difference from what the book and its parts record (exit 1 if any)."""
     from symgen.experiments.book import merge
     from symgen.experiments.provenance import command_line
+
+    if check is not None:
+        if outputs or out is not None:
+            raise UserError("report --check BOOK takes no outputs and no --out: it reads the book alone")
+        from symgen.experiments.book_check import check_book
+
+        result = check_book(check)
+        for line in result.lines():
+            click.echo(line)
+        total = len(result.rederived) + len(result.not_rederivable)
+        click.echo(
+            f"report --check {check}: {len(result.differences)} differences; "
+            f"{len(result.rederived)} of {total} parts re-analysed from their runs"
+        )
+        if result.differences:
+            raise SystemExit(1)
+        return
+    if not outputs or out is None:
+        raise UserError("report: give the reproduce outputs to merge and --out BOOK (or --check BOOK)")
 
     book = out.resolve()
     for output in outputs:

@@ -80,6 +80,24 @@ def _rebased(claim: ClaimResult, part: str, header: dict) -> ClaimResult:
     return claim
 
 
+def choose_claims(parts: list[tuple[str, Path, dict, list[ClaimResult]]]) -> dict[str, ClaimResult]:
+    """Every claim once, from the part (name, folder, header, claims) that measured it most; a claim
+    no part measured reads `not run` and names the `--only` that measures it."""
+    claims = default_claims()
+    weights: dict[str, tuple[int, int, int]] = {}
+    for name, source, header, judged in parts:
+        for claim in judged:
+            if claim.verdict == "not run" or claim.id not in claims:
+                continue
+            weight = evidence_weight(claim, source)
+            if claims[claim.id].verdict == "not run" or weight >= weights[claim.id]:
+                claims[claim.id], weights[claim.id] = _rebased(claim, name, header), weight
+    for cid, claim in claims.items():
+        if claim.verdict == "not run":
+            claim.notes = {"": f"no part measured it: `symgen reproduce --only {measured_by(cid)}` does"}
+    return claims
+
+
 def merge(sources: list[Path], out: Path, command: str) -> Path:
     """Write the book into OUT from the `reproduce` outputs in `sources`."""
     for source in sources:
@@ -96,21 +114,12 @@ def merge(sources: list[Path], out: Path, command: str) -> Path:
     commits |= {f"part {name}": str(h.get("commit", "")) for name, (h, _) in zip(names, read, strict=True)}
     refuse_dirty_book(out, commits)
     writable_dir(out)
-    claims = default_claims()
-    weights: dict[str, tuple[int, int, int]] = {}
     parts = []
-    for source, name, (header, judged) in zip(sources, names, read, strict=True):
-        missing = copy_part(source, out / name)
-        parts.append((name, header, missing))
-        for claim in judged:
-            if claim.verdict == "not run" or claim.id not in claims:
-                continue
-            weight = evidence_weight(claim, source)
-            if claims[claim.id].verdict == "not run" or weight >= weights[claim.id]:
-                claims[claim.id], weights[claim.id] = _rebased(claim, name, header), weight
-    for cid, claim in claims.items():
-        if claim.verdict == "not run":
-            claim.notes = {"": f"no part measured it: `symgen reproduce --only {measured_by(cid)}` does"}
+    for source, name, (header, _) in zip(sources, names, read, strict=True):
+        parts.append((name, header, copy_part(source, out / name)))
+    claims = choose_claims(
+        [(name, source, *claims) for source, name, claims in zip(sources, names, read, strict=True)]
+    )
     header = book_header | {"suite": _suites(parts), "seeds": _seeds(parts), "parts": [p[0] for p in parts]}
     write_claims(out / "claims.json", header, list(claims.values()))
     figures = [
