@@ -42,6 +42,10 @@ def test_two_outputs_of_different_experiments_make_one_claims_table(tmp_path: Pa
     assert (book / "part-theory" / "report.html").is_file() and (
         book / "part-transfer" / "claims.json"
     ).is_file()
+    # what an analysis reads of every run is in the book (so `report --check` can re-analyse), weights not
+    run_files = [p.relative_to(parts["transfer"]) for p in (parts["transfer"] / "runs").rglob("config.yaml")]
+    assert run_files and all((book / "part-transfer" / f).is_file() for f in run_files)
+    assert not list((book / "part-transfer").rglob("*.safetensors"))
     # the transfer part's runs, each with the training time it measured, in the book's time table
     transfer_runs = json.loads((parts["transfer"] / "claims.json").read_text())["timing"]["runs"]
     page = (book / "report.html").read_text()

@@ -1,8 +1,9 @@
 """One results book from several `reproduce` outputs (`symgen report DIR [DIR ...] --out OUT`).
 
 Parts of a suite run separately (`--only`, with any seeds) each write DIR/claims.json and
-DIR/report.html. The book copies each part into OUT/NAME/ (its report, its claims and every file its
-report links to: figures, and the summary.json of each run named as evidence), then writes
+DIR/report.html. The book copies each part into OUT/NAME/ (its report, its claims, every file its
+report links to: figures, and each run's config, metrics and summary, so that `symgen report
+--check` can analyse the part anew), then writes
 OUT/claims.json and OUT/report.html with every claim once, judged by the part that measured it most
 (`evidence_weight`: the most judged part-seeds, then the most of the claim's runs held, then the
 most seeds; the later on the command line when they tie), beside that part's command, commit and
@@ -35,10 +36,25 @@ def part_name(source: Path, taken: set[str]) -> str:
     return name
 
 
+# what an analysis reads of a run, small enough to commit: the book keeps them for every run, so that
+# `symgen report --check` can analyse a part anew from its files (weights stay out)
+RUN_FILES = ("config.yaml", "metrics.jsonl", "summary.json", "seeds.json")
+
+
+def copy_run_files(source: Path, target: Path) -> None:
+    """RUN_FILES of every run (and seed) under source/runs, into target/runs."""
+    for path in sorted((source / "runs").rglob("*")) if (source / "runs").is_dir() else []:
+        if path.name in RUN_FILES and path.is_file():
+            (target / path.relative_to(source)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target / path.relative_to(source))
+
+
 def copy_part(source: Path, target: Path) -> list[str]:
-    """The part's report and claims, and every file its report links to; returns the links that
-    could not be resolved (none, for an output `reproduce` wrote)."""
+    """The part's report and claims, every file its report links to, and what an analysis reads of
+    each run (RUN_FILES); returns the links that could not be resolved (none, for an output
+    `reproduce` wrote)."""
     target.mkdir(parents=True, exist_ok=True)
+    copy_run_files(source, target)
     page = (source / "report.html").read_text()
     (target / "report.html").write_text(page)
     shutil.copyfile(source / "claims.json", target / "claims.json")

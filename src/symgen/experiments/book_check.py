@@ -27,7 +27,7 @@ from symgen.experiments.registry import experiments
 from symgen.experiments.report import read_claims
 from symgen.experiments.suite import Selection, analyze_experiment, seeded
 
-RUN_FILES = ("config.yaml", "metrics.jsonl", "summary.json")
+RUN_FILES = ("config.yaml", "metrics.jsonl", "summary.json")  # what every analysis reads of a run
 COMPARED = ("verdict", "parts", "evidence", "source")  # what a claim states; notes are diagnostics
 
 
