@@ -183,6 +183,22 @@ def test_c2_needs_small_gaps_with_frozen_rows_and_chance_with_learned_rows():
     assert outcomes(claim_c2(kept)) == [PASS, FAIL]
 
 
+def test_c2_shows_each_gap_with_its_interval_and_40_problems_a_depth_leave_the_bars_within_noise():
+    seen = {4: [0.95, 0.9, 0.85, 0.6, 0.5, 0.5]}
+    runs = {
+        LOOPED_RUN: fake_run(LOOPED_RUN, seen, 4, unseen=[0.93, 0.88, 0.8, 0.5, 0.5, 0.5]),
+        LEARNED_RUN: fake_run(LEARNED_RUN, seen, 4, unseen=[0.5, 0.55, 0.5, 0.5, 0.5, 0.5]),
+    }
+    assert not any(p.noise for p in claim_c2(runs).parts)  # no n logged: no interval, no noise mark
+    for run in runs.values():
+        run.final |= {f"{s}/depth{d}/n": 40 for s in ("all_seen", "all_unseen") for d in range(1, 7)}
+    frozen, learned = claim_c2(runs).parts
+    assert frozen.outcome == PASS and frozen.noise and "(n = 40, 40, 40)" in frozen.measured
+    lo, hi = frozen.values["gap_depth3 95% CI"]
+    assert lo < -0.1 and hi > 0.1  # 0.85 − 0.80 on 40 problems each: either side of ±0.10
+    assert learned.outcome == PASS and learned.noise and "0.500 [0.352, 0.648], n = 40" in learned.measured
+
+
 def test_c2_control_that_never_learned_the_seen_task_is_not_judged_with_its_numbers():
     never = {4: [0.6, 0.47, 0.42, 0.5, 0.5, 0.5]}
     runs = {

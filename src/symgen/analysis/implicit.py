@@ -57,6 +57,11 @@ class ImplicitRun:
         metric = "accuracy" if r is None or r == self.own_r else f"accuracy@r{r}"
         return self.per_depth(scenario, metric)
 
+    def trained_n(self, scenario: str = "all_seen") -> list[int]:
+        """The test problems at each trained depth (0 where the run did not log them)."""
+        n = self.per_depth(scenario, "n")
+        return [int(n.get(d, 0)) for d in range(1, self.trained_depth + 1)]
+
     def halting_iterations(self, scenario: str = "all_seen") -> ByDepth:
         return self.per_depth(scenario, "halting/iterations")
 

@@ -201,6 +201,8 @@ class ImplicitHornTask(HornTask):
         grid = self.loops_grid(model) if full else [own]
         for scenario, records in self.test.items():
             depths = torch.tensor([r["depth"] for r in records])
+            for d in sorted(set(depths.tolist())):  # the problems each accuracy reads: its interval's n
+                metrics[f"{scenario}/depth{d}/n"] = int((depths == d).sum())
             for r in grid:
                 right, _ = self.answers(model, records, device, n_loops=r)
                 suffix = "" if r == own else f"@r{r}"

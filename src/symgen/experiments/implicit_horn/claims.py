@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from symgen.analysis.implicit import ImplicitRun, choose_r, reached
 from symgen.experiments.claims import Claim, Part, Statement, judge, not_judged, unlearned
+from symgen.measures.intervals import Rate, difference
 from symgen.measures.metrics import rank_correlation
 
 LEARNED_BAR = 0.75  # all_seen accuracy at every trained depth, at the own R (SPEC "Judging the claims")
@@ -210,11 +211,26 @@ def c2_frozen(runs: Runs) -> Part:
     # rounded so that 10 points read as 0.10 (0.8 − 0.7 is 0.10000000000000009 in floats)
     gaps = [round(s - u, 9) for s, u in zip(run.trained("all_seen"), run.trained("all_unseen"), strict=True)]
     close = all(abs(g) <= GAP_BAR for g in gaps)  # a missing depth (nan) fails
+    seen = [Rate(a, n) for a, n in zip(run.trained("all_seen"), run.trained_n("all_seen"), strict=True)]
+    unseen = [Rate(a, n) for a, n in zip(run.trained("all_unseen"), run.trained_n("all_unseen"), strict=True)]
+    logged = all(r.n for r in seen + unseen)
+    intervals = [difference(s, u) for s, u in zip(seen, unseen, strict=True)] if logged else []
+    shown = (
+        "; 95% CI per depth "
+        + ", ".join(f"[{lo:.2f}, {hi:.2f}]" for lo, hi in intervals)
+        + f" (n = {', '.join(str(s.n) for s in seen)})"
+        if intervals
+        else ""
+    )
     measured = (
-        f"all_seen − all_unseen per trained depth {rounded(gaps)} (bar |gap| ≤ {GAP_BAR}); "
+        f"all_seen − all_unseen per trained depth {rounded(gaps)}{shown} (bar |gap| ≤ {GAP_BAR}); "
         + learned_note(runs, [LOOPED_RUN])
     )
-    return judge(C2_FROZEN, close, measured, by_depth("gap", gaps))
+    noise = any(lo <= bar <= hi for lo, hi in intervals for bar in (-GAP_BAR, GAP_BAR))
+    values = by_depth("gap", gaps) | {
+        f"gap_depth{d} 95% CI": [round(x, 4) for x in ci] for d, ci in enumerate(intervals, 1)
+    }
+    return judge(C2_FROZEN, close, measured, values, noise)
 
 
 def c2_learned(runs: Runs) -> Part:
@@ -232,8 +248,11 @@ def c2_learned(runs: Runs) -> Part:
             values,
         )
     note = learned_note(runs, [LEARNED_RUN])
-    measured = f"all_unseen per trained depth {rounded(unseen)} (bar ≤ {CHANCE_BAR}); {note}"
-    return judge(C2_LEARNED, all(a <= CHANCE_BAR for a in unseen), measured, values)
+    rates = [Rate(a, n) for a, n in zip(unseen, run.trained_n("all_unseen"), strict=True)]
+    shown = ", ".join(r.shown() for r in rates) if all(r.n for r in rates) else str(rounded(unseen))
+    measured = f"all_unseen per trained depth {shown} (bar ≤ {CHANCE_BAR}); {note}"
+    noise = any(r.n and r.crosses(CHANCE_BAR) for r in rates)
+    return judge(C2_LEARNED, all(a <= CHANCE_BAR for a in unseen), measured, values, noise)
 
 
 # ------------------------------------------------------------------------------------------ C3
