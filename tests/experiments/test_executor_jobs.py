@@ -60,7 +60,9 @@ def stop_after_first_checkpoint(root: Path, sig: signal.Signals, seen: dict) -> 
             assert time.time() < deadline, "the job wrote no checkpoint"
             time.sleep(0.005)
         os.kill(training_process(int(json.loads(record.read_text())["job_id"])), sig)
-        seen["last checkpoint"] = list_checkpoints(checkpoints)[-1]
+        # on a busy machine a requeued job may finish (and clear its checkpoints) before this reads them
+        left = list_checkpoints(checkpoints) if checkpoints.is_dir() else []
+        seen["last checkpoint"] = left[-1] if left else None
 
     thread = threading.Thread(target=stop)
     thread.start()
@@ -100,7 +102,8 @@ def test_a_preempted_job_requeues_itself_and_resumes(tmp_path: Path, reference: 
     suite.train_all([RUN], root, jobs=1, progress=False, executor=executor)
     warner.join()
     assert RUN.finished(root)
-    assert resumed_from(root) == [seen["last checkpoint"]] and seen["last checkpoint"] >= FIRST
+    [step] = resumed_from(root)  # one requeue, from a checkpoint after the stop's
+    assert step >= FIRST and seen["last checkpoint"] in (step, None)
     assert (root / RUN.name / "final.safetensors").read_bytes() == reference
 
 
