@@ -15,6 +15,13 @@ from symgen.models.attention import recorded_attention
 from symgen.models.transformer import Transformer
 
 
+def symbol_mask(vocab_size: int, symbol_ids: list[int]) -> Tensor:
+    """(V,) bool: the task's symbol tokens, the ones whose earlier copies a matching head finds."""
+    mask = torch.zeros(vocab_size, dtype=torch.bool)
+    mask[torch.as_tensor(symbol_ids, dtype=torch.long)] = True
+    return mask
+
+
 def repeated_positions(ids: Tensor, prompt_lengths: list[int], symbols: Tensor) -> Tensor:
     """(B, T, T) bool: [b, p, q] when q < p, both in the prompt, and both hold the same symbol."""
     B, T = ids.shape

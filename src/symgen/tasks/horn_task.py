@@ -321,8 +321,7 @@ class HornTask(Task):
         chunk = records[:MATCHING_PROBLEMS]
         ids = self.batch(chunk).inputs.to(device)
         lengths = [len(self.prompt_tokens(r)) for r in chunk]
-        symbols = torch.zeros(model.cfg.vocab_size, dtype=torch.bool)
-        symbols[self.seen_ids() + self.unseen_ids()] = True
+        symbols = horn_matching.symbol_mask(model.cfg.vocab_size, self.seen_ids() + self.unseen_ids())
         return horn_matching.same_symbol_shares(model, ids, lengths, symbols)
 
     @torch.no_grad()

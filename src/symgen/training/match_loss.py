@@ -8,11 +8,16 @@ keeps the recipe's architecture, and after `train.match_loss_until` it trains on
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 from symgen.config.train import TrainConfig
-from symgen.tasks.horn_matching import repeated_positions
+from symgen.models.attention import recorded_attention
+from symgen.tasks.base import Task
+from symgen.tasks.horn_matching import repeated_positions, symbol_mask
 
 
 def match_weight_at(cfg: TrainConfig, step: int) -> float:
@@ -22,11 +27,19 @@ def match_weight_at(cfg: TrainConfig, step: int) -> float:
     return cfg.match_loss
 
 
-def symbol_mask(vocab_size: int, symbol_ids: list[int]) -> Tensor:
-    """(V,) bool: the task's symbol tokens, the ones whose copies the head is taught to find."""
-    mask = torch.zeros(vocab_size, dtype=torch.bool)
-    mask[torch.as_tensor(symbol_ids, dtype=torch.long)] = True
-    return mask
+def task_symbols(cfg: TrainConfig, task: Task) -> Tensor | None:
+    """The task's symbol mask when the term is on (None otherwise: nothing to build)."""
+    return symbol_mask(task.vocab_size, task.seen_ids() + task.unseen_ids()) if cfg.match_loss > 0 else None
+
+
+@contextlib.contextmanager
+def attention_for_term(model: nn.Module, weight: float) -> Iterator[list[list[Tensor]] | None]:
+    """The attention weights of the forward pass inside, kept in the graph, when the term is on."""
+    if not weight:
+        yield None
+        return
+    with recorded_attention(model, detach=False) as recorded:
+        yield recorded
 
 
 def matching_loss(probs: Tensor, ids: Tensor, symbols: Tensor) -> Tensor:
@@ -39,3 +52,11 @@ def matching_loss(probs: Tensor, ids: Tensor, symbols: Tensor) -> Tensor:
         return probs.sum() * 0.0
     share = (probs[:, 0] * pairs).sum(-1)[asking]
     return -torch.log(share.clamp_min(1e-6)).mean()
+
+
+def matching_term(
+    recorded: list[list[Tensor]], blocks: list[int], ids: Tensor, symbols: Tensor, rows: slice = slice(None)
+) -> Tensor:
+    """`matching_loss` of the batch rows `rows`, averaged over the taught blocks (first iteration)."""
+    terms = [matching_loss(recorded[b][0][rows].float(), ids[rows], symbols) for b in blocks]
+    return sum(terms) / len(blocks)

@@ -14,7 +14,6 @@ without being updated, so the others go on unchanged.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import json
@@ -29,13 +28,12 @@ import torch.nn.functional as F
 
 from symgen.config import ExperimentConfig
 from symgen.errors import UserError, writable_dir
-from symgen.models.attention import recorded_attention
 from symgen.models.stacking import share_seed, stack
 from symgen.tasks.base import IGNORE, Batch
 from symgen.training import checkpoint as ckpt
 from symgen.training.build import announce, prepare_trainer, resume_note, was_started
 from symgen.training.distributed import Dist, resolve_device
-from symgen.training.match_loss import match_weight_at, matching_loss
+from symgen.training.match_loss import attention_for_term, match_weight_at, matching_term
 from symgen.training.run_dir import (
     check_resumable,
     extension,
@@ -78,11 +76,8 @@ class StackedTrainer:
         rows = batches[0].inputs.shape[0]
         loops = [lane.n_loops for lane in lanes]  # one per seed: seeds may draw different R
         scored = targets_full != IGNORE
-        match_weight = match_weight_at(
-            lanes[0].cfg.train, lanes[0].step
-        )  # one schedule: the seeds step together
-        recording = recorded_attention(self.model, detach=False) if match_weight else contextlib.nullcontext()
-        with lanes[0].autocast(), recording as recorded:
+        match_weight = match_weight_at(lanes[0].cfg.train, lanes[0].step)  # the seeds step together
+        with lanes[0].autocast(), attention_for_term(self.model, match_weight) as recorded:
             logits = self.model(inputs, n_loops=loops, select=scored).logits
         targets = targets_full[scored]
         token_loss = F.cross_entropy(
@@ -96,12 +91,8 @@ class StackedTrainer:
             blocks = lanes[0].cfg.train.match_loss_blocks
             for index, lane in enumerate(lanes):
                 own = slice(index * rows, (index + 1) * rows)
-                terms = [
-                    matching_loss(recorded[b][0][own].float(), inputs[own], lane.symbols) for b in blocks
-                ]
-                match = sum(terms) / len(blocks)
-                objective = objective + match_weight * match
-                lane.window["match_loss"] = lane.window.get("match_loss", 0.0) + float(match.detach())
+                match = matching_term(recorded, blocks, inputs, lane.symbols, own)
+                objective = objective + match_weight * lane.note_match(match)
         objective.backward()
 
         counts = scored.view(len(lanes), -1).sum(1).tolist()

@@ -22,14 +22,13 @@ from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from symgen.config import ExperimentConfig
-from symgen.models.attention import recorded_attention
 from symgen.models.transformer import Transformer
 from symgen.tasks.base import IGNORE, Batch, Task
 from symgen.training import checkpoint as ckpt
 from symgen.training.curriculum import curriculum_hooks
 from symgen.training.distributed import Dist
 from symgen.training.hooks import Hook
-from symgen.training.match_loss import match_weight_at, matching_loss, symbol_mask
+from symgen.training.match_loss import attention_for_term, match_weight_at, matching_term, task_symbols
 from symgen.training.optim import build_optimizer, lr_at
 
 
@@ -94,8 +93,7 @@ class Trainer:
             else None
         )
         self.log = MetricsLog(run_dir, self.dist.main)
-        symbols = task.seen_ids() + task.unseen_ids()
-        self.symbols = symbol_mask(task.vocab_size, symbols) if cfg.train.match_loss > 0 else None
+        self.symbols = task_symbols(cfg.train, task)  # the matching term's symbols (None: term off)
 
     # ---------------------------------------------------------------- helpers
     @property
@@ -170,8 +168,10 @@ class Trainer:
         net = self.ddp or self.model
         scored = batch.targets != IGNORE
         match_weight = match_weight_at(self.cfg.train, step)
-        recording = recorded_attention(self.model, detach=False) if match_weight else contextlib.nullcontext()
-        with self.autocast(), recording as recorded:  # logits only where the loss is taken
+        with (
+            self.autocast(),
+            attention_for_term(self.model, match_weight) as recorded,
+        ):  # logits only where scored
             logits = net(batch.inputs, n_loops=self.n_loops, select=scored).logits
         if logits.dim() == 3:  # a model that cannot select: sliced here
             logits = logits[scored]
@@ -183,11 +183,8 @@ class Trainer:
         # equals the single-process gradient even when ranks hold different numbers of targets.
         loss = loss_sum * self.dist.world / n_scored
         if match_weight:
-            blocks = self.cfg.train.match_loss_blocks
-            match = sum(matching_loss(recorded[b][0].float(), batch.inputs, self.symbols) for b in blocks)
-            match = match / len(blocks)
-            loss = loss + match_weight * match
-            self.window["match_loss"] = self.window.get("match_loss", 0.0) + float(match.detach())
+            match = matching_term(recorded, self.cfg.train.match_loss_blocks, batch.inputs, self.symbols)
+            loss = loss + match_weight * self.note_match(match)
         loss.backward()
         self.apply_update(step)
         self.record(loss_sum, logits, targets, scored)
@@ -209,6 +206,11 @@ class Trainer:
         for hook in self.hooks:
             hook.on_step_end(self, step)
         self.window["lr"] = lr
+
+    def note_match(self, match: Tensor) -> Tensor:
+        """Adds a step's matching term to the log window; returns it."""
+        self.window["match_loss"] = self.window.get("match_loss", 0.0) + float(match.detach())
+        return match
 
     @torch.no_grad()
     def record(self, loss_sum: Tensor, logits: Tensor, targets: Tensor, scored: Tensor) -> None:
