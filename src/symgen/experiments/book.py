@@ -36,9 +36,10 @@ def part_name(source: Path, taken: set[str]) -> str:
     return name
 
 
-# what an analysis reads of a run, small enough to commit: the book keeps them for every run, so that
-# `symgen report --check` can analyse a part anew from its files (weights stay out)
-RUN_FILES = ("config.yaml", "metrics.jsonl", "summary.json", "seeds.json")
+# what an analysis reads of a run, small enough to commit: the book keeps them for every run (and a
+# stacked run's seed list), so that `symgen report --check` can analyse a part anew (weights stay out)
+ANALYSED_FILES = ("config.yaml", "metrics.jsonl", "summary.json")
+RUN_FILES = (*ANALYSED_FILES, "seeds.json")
 
 
 def copy_run_files(source: Path, target: Path) -> None:

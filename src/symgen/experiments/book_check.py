@@ -22,12 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from symgen.errors import UserError
-from symgen.experiments.book import choose_claims
+from symgen.experiments.book import ANALYSED_FILES, choose_claims
 from symgen.experiments.registry import experiments
 from symgen.experiments.report import read_claims
-from symgen.experiments.suite import Selection, analyze_experiment, seeded
+from symgen.experiments.suite import Selection, analyze_experiment, seed_views, seeded
 
-RUN_FILES = ("config.yaml", "metrics.jsonl", "summary.json")  # what every analysis reads of a run
 COMPARED = ("verdict", "parts", "evidence", "source")  # what a claim states; notes are diagnostics
 
 
@@ -86,7 +85,8 @@ def check_book(book: Path) -> CheckResult:
     chosen = {cid: c.to_dict() for cid, c in choose_claims(parts).items()}
     result.differences += _differences("book", _raw_claims(book / "claims.json"), chosen, COMPARED)
     for name, folder, part_header, _ in parts:
-        why = rederive_part(folder, part_header, result.differences, name)
+        why, differences = rederive_part(folder, part_header, name)
+        result.differences += differences
         if why:
             result.not_rederivable[name] = why
         else:
@@ -98,29 +98,28 @@ def _selection(header: dict) -> Selection:
     return Selection(tuple(header.get("runs", ())), tuple(header.get("set", ())))
 
 
-def rederive_part(folder: Path, header: dict, differences: list[str], name: str) -> str:
-    """Analyse the part anew from its runs' files and add each difference from its claims.json to
-    `differences`; returns why it cannot (the first file missing), or '' once compared."""
+def rederive_part(folder: Path, header: dict, name: str) -> tuple[str, list[str]]:
+    """Analyse the part anew from its runs' files: ('', each difference from its claims.json), or
+    (why it cannot: the first file missing, [])."""
     suite, seeds = header.get("suite", ""), tuple(header.get("seeds") or (0,))
     by_name = {e.name: e for e in experiments()}
     asked = [by_name[n] for n in header.get("experiments", []) if n in by_name]
     if not asked:
-        return "its header names no experiment this version knows"
+        return "its header names no experiment this version knows", []
     if not (folder / "runs").is_dir():
-        return "runs/ is not committed"
+        return "runs/ is not committed", []
     selection = _selection(header)
     plans = []
     for exp in asked:
         specs = seeded(selection.apply(exp.runs(suite)), seeds)
         present = [r for r in specs if (folder / "runs" / r.name).is_dir()]
-        for run in present:
-            dirs = [folder / "runs" / run.name / f"seed-{s}" for s in run.seeds] if run.seeds else []
-            for run_dir in dirs or [folder / "runs" / run.name]:
-                lacking = next((f for f in RUN_FILES if not (run_dir / f).is_file()), None)
+        for view in seed_views(present, folder / "runs").values():  # the folders the analysis reads
+            for run_dir in view.values():
+                lacking = next((f for f in ANALYSED_FILES if not (run_dir / f).is_file()), None)
                 if lacking:
-                    return f"{run_dir.relative_to(folder)}/{lacking} is not committed"
+                    return f"{run_dir.relative_to(folder)}/{lacking} is not committed", []
         if not present:
-            return f"none of {exp.name}'s runs is committed"
+            return f"none of {exp.name}'s runs is committed", []
         plans.append((exp, present, tuple(r.name for r in exp.runs(suite) if r not in present)))
     found: dict[str, dict] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -131,5 +130,4 @@ def rederive_part(folder: Path, header: dict, differences: list[str], name: str)
             _, judged = analyze_experiment(exp, suite, present, out, left_out)
             found |= {cid: c.to_dict() for cid, c in judged.items()}
     recorded = {cid: c for cid, c in _raw_claims(folder / "claims.json").items() if cid in found}
-    differences += _differences(f"part {name}", recorded, found, ("verdict", "parts"))
-    return ""
+    return "", _differences(f"part {name}", recorded, found, ("verdict", "parts"))
