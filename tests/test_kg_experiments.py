@@ -31,12 +31,14 @@ def part(claim, starts: str):
 def finals(
     t2: float | None = 7000, t4: float | None = 2000, level: float = 0.78, deep_id: float = 0.95
 ) -> dict[str, dict]:
-    return {
+    runs = {
         "kg-sys-looped-r2": {"ood": level, "id": 1.0, "loops": 2, "ood_step": t2, "steps": 60000},
         "kg-sys-looped": {"ood": level, "id": 1.0, "loops": 4, "ood_step": t4, "steps": 20000},
         "kg-sys-vanilla": {"ood": 0.01, "id": 0.93, "loops": 1, "ood_step": None, "steps": 20000},
         "kg-sys-deep": {"ood": 0.02, "id": deep_id, "loops": 1, "ood_step": None, "steps": 20000},
     }
+    runs["kg-sys-looped-r2"]["blocks"] = 2  # B5.1's quick R = 2: four layer passes (no "blocks" reads as 1)
+    return runs
 
 
 def test_b51_is_reproduced_when_every_part_passes():
@@ -84,11 +86,13 @@ def test_b51_vanilla_composing_fails_its_part_and_missing_runs_are_not_judged():
 
 def test_b51_a_group_with_a_run_left_out_is_not_judged_naming_it():
     # R = 2's extension left out: the shorter R = 2 run present cannot stand for the R the claim reads
-    claim = check_b51(finals(), "quick", [], {"kg-sys-looped-r2-long": 2})
+    claim = check_b51(finals(), "quick", [], {"kg-sys-looped-r2-long": (2, 2)})
     assert outcomes(claim) == [NOT_JUDGED, PASS, NOT_JUDGED, NOT_JUDGED]
     assert "kg-sys-looped-r2-long" in part(claim, "every looped run reaches").measured
+    # a one-layer R = 2 (two layer passes) left out is no arm of the claim: nothing goes unjudged
+    assert outcomes(check_b51(finals(), "quick", [], {"kg-sys-looped-r2-one": (2, 1)})) == [PASS] * 4
     present = {n: f for n, f in finals().items() if n != "kg-sys-deep"}
-    vanilla_gone = check_b51(present, "quick", [], {"kg-sys-deep": 1})
+    vanilla_gone = check_b51(present, "quick", [], {"kg-sys-deep": (1, 4)})
     assert outcomes(vanilla_gone) == [PASS, NOT_JUDGED, PASS, PASS]
     assert part(vanilla_gone, "vanilla").values == {"kg-sys-vanilla/ood": 0.01, "kg-sys-vanilla/id": 0.93}
     names = {r.name for r in KGSystematicExperiment().runs("quick")}
@@ -101,7 +105,8 @@ def test_b51_reads_the_longest_trained_run_of_each_r_and_names_the_shorter():
     data["kg-sys-looped-r2"]["ood"] = 0.08  # R = 2 at its first budget: not yet composing
     claim = check_b51(data, "quick", [])
     assert part(claim, "every looped run reaches").outcome == FAIL and claim.note == ""
-    data["kg-sys-looped-r2-long"] = {"ood": 0.7, "id": 1.0, "loops": 2, "ood_step": 90000, "steps": 120000}
+    data["kg-sys-looped-r2-long"] = {"ood": 0.7, "id": 1.0, "loops": 2, "blocks": 2, "ood_step": 90000}
+    data["kg-sys-looped-r2-long"]["steps"] = 120000
     claim = check_b51(data, "quick", [])
     assert part(claim, "every looped run reaches").outcome == PASS
     assert "kg-sys-looped-r2 0.080" not in part(claim, "every looped run reaches").measured
@@ -117,6 +122,19 @@ def test_b51_reads_the_longest_trained_run_of_each_r_and_names_the_shorter():
     assert part(check_b51(data, "quick", []), "every looped run reaches").outcome == FAIL
 
 
+def test_b51_reads_no_looped_run_of_fewer_than_four_layer_passes_and_names_it():
+    data = finals()
+    one_layer = {"ood": 0.08, "id": 1.0, "loops": 2, "ood_step": None, "steps": 120000}
+    data["kg-sys-looped-r2-one-layer"] = one_layer
+    claim = check_b51(data, "quick", [])
+    assert outcomes(claim) == [PASS] * 4  # the longer one-layer run neither stands for R = 2 nor fails it
+    assert "kg-sys-looped-r2-one-layer" not in part(claim, "every looped run reaches").measured
+    assert "kg-sys-looped-r2-one-layer (R = 2, 1-layer block: 2 layer passes) reads OOD 0.080" in claim.note
+    del data["kg-sys-looped-r2"]  # only the one-layer R = 2 left: no R = 2 arm
+    speed = part(check_b51(data, "quick", []), "R = 4 reaches")
+    assert speed.outcome == NOT_JUDGED and speed.measured == "no looped run at R = 2 in this quick output"
+
+
 def test_the_ood_bar_counts_from_the_first_evaluation_it_holds_for_two():
     ys = [0.0, 0.55, 0.3, 0.5, 0.6, 0.7]  # a single evaluation at the bar is a blip
     assert ood_step([{"step": 100 * i, "eval/ood/accuracy": y} for i, y in enumerate(ys)]) == 300
@@ -126,8 +144,9 @@ def test_the_ood_bar_counts_from_the_first_evaluation_it_holds_for_two():
 def test_b51_from_run_directories_reads_the_speed_from_the_ood_curves(tmp_path: Path):
     fast, slow = [0.0, 0.6, 0.78, 0.78, 0.78, 0.78], [0.0, 0.0, 0.55, 0.1, 0.7, 0.78]
     runs = {  # R = 2 learns first: the speed part fails (every run of the quick suite present)
-        "kg-sys-looped-r2": write_kg_systematic_run(tmp_path / "r2", 2, fast),
-        "kg-sys-looped-r2-long": write_kg_systematic_run(tmp_path / "r2-long", 2, fast),
+        "kg-sys-looped-r2-two-layer-block": write_kg_systematic_run(tmp_path / "r2-two", 2, fast, blocks=2),
+        "kg-sys-looped-r2": write_kg_systematic_run(tmp_path / "r2", 2, [0.0] * 6),
+        "kg-sys-looped-r2-long": write_kg_systematic_run(tmp_path / "r2-long", 2, [0.0] * 6),
         "kg-sys-looped": write_kg_systematic_run(tmp_path / "r4", 4, slow),
         "kg-sys-vanilla": write_kg_systematic_run(tmp_path / "vanilla", 1, [0.0] * 6),
         "kg-sys-deep": write_kg_systematic_run(tmp_path / "deep", 1, [0.01] * 6, blocks=4, id_acc=0.5),
@@ -138,10 +157,11 @@ def test_b51_from_run_directories_reads_the_speed_from_the_ood_curves(tmp_path: 
     speed = part(b51, "R = 4 reaches")
     assert (
         speed.outcome == FAIL
-        and speed.measured == "kg-sys-looped step 1250 against kg-sys-looped-r2-long step 500"
+        and speed.measured == "kg-sys-looped step 1250 against kg-sys-looped-r2-two-layer-block step 500"
     )
     assert part(b51, "vanilla models").outcome == NOT_JUDGED  # the deep model's ID is 0.5
-    assert [row[-1] for row in section.tables[0].rows] == ["500", "500", "1250", "—", "—"]
+    assert [row[-1] for row in section.tables[0].rows] == ["500", "—", "—", "1250", "—", "—"]
+    assert "kg-sys-looped-r2-long (R = 2, 1-layer block: 2 layer passes)" in b51.note
 
 
 def test_final_accuracy_averages_the_last_evaluations():
@@ -154,9 +174,12 @@ def test_the_quick_and_smoke_suites_train_r2_and_r4_looped_runs():
         configs = {r.name: resolve(r.recipe, r.overrides) for r in KGSystematicExperiment().runs(suite)}
         assert {c.model.n_loops for c in configs.values()} == {1, 2, 4}
         assert configs["kg-sys-deep"].model.n_layers == 4
+        two = configs["kg-sys-looped-r2-two-layer-block"]  # B5.1's R = 2: four layer passes
+        assert (two.model.n_layers, two.model.n_loops) == (2, 2)
+        assert two.train.steps == configs["kg-sys-looped"].train.steps
     quick = KGSystematicExperiment().runs("quick")
-    assert quick[0].name == "kg-sys-looped-r2"  # the longest first
-    r2 = resolve(quick[0].recipe, quick[0].overrides)
+    assert quick[1].name == "kg-sys-looped-r2"  # the one-layer row, the longest, right after B5.1's R = 2
+    r2 = resolve(quick[1].recipe, quick[1].overrides)
     assert (
         r2.train.steps == 3 * resolve("kg-systematic-looped").train.steps and r2.train.keep_checkpoints == 2
     )

@@ -114,6 +114,7 @@ def test_a_claim_holds_only_if_it_holds_in_every_seed(tmp_path: Path):
         set(recorded)
         == set(per_run)
         == {"kg-sys-looped", "kg-sys-looped-r2", "kg-sys-looped-r2-long", "kg-sys-vanilla", "kg-sys-deep"}
+        | {"kg-sys-looped-r2-two-layer-block"}
     )
     assert {n: r["seconds"] for n, r in recorded.items()} == pytest.approx(per_run, abs=0.1)
     assert all(r["seeds"] == 2 and r["steps"] > 0 for r in recorded.values())
@@ -121,8 +122,9 @@ def test_a_claim_holds_only_if_it_holds_in_every_seed(tmp_path: Path):
     assert "Training time per run" in (out / "report.html").read_text()
 
     # tamper with seed 0 only: its looped models now learn and generalize out of distribution, R = 4
-    # from the first evaluation, R = 2 (and its extension) from the second: R = 4 is the faster
-    for run in ("kg-sys-looped", "kg-sys-looped-r2", "kg-sys-looped-r2-long"):
+    # from the first evaluation, R = 2 (both blocks, and the extension) from the second: R = 4 is faster
+    r2_runs = ("kg-sys-looped-r2", "kg-sys-looped-r2-long", "kg-sys-looped-r2-two-layer-block")
+    for run in ("kg-sys-looped", *r2_runs):
         metrics = out / "runs" / run / "seed-0" / "metrics.jsonl"
         lines = [json.loads(line) for line in metrics.read_text().splitlines()]
         for i, line in enumerate(line for line in lines if "eval/ood/accuracy" in line):

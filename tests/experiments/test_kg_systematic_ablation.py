@@ -8,6 +8,7 @@ from conftest import write_kg_systematic_run
 from symgen.config import resolve
 from symgen.experiments.kg_systematic.experiment import KGSystematicExperiment
 from symgen.experiments.kg_systematic_ablation.experiment import (
+    PAPER_PHI_RUN,
     TWO_LAYER_RUN,
     KGSystematicAblationExperiment,
 )
@@ -18,8 +19,8 @@ def test_the_two_layer_run_changes_only_the_block_of_r2_and_shares_the_claim_run
     for suite in ("smoke", "quick"):
         claims = {r.name: r for r in KGSystematicExperiment().runs(suite)}
         ablation = {r.name: r for r in KGSystematicAblationExperiment().runs(suite)}
-        assert set(ablation) == {TWO_LAYER_RUN, "kg-sys-looped-r2", "kg-sys-looped"}
-        for name in ("kg-sys-looped-r2", "kg-sys-looped"):  # the same runs: trained once in one output
+        assert set(ablation) == {PAPER_PHI_RUN, TWO_LAYER_RUN, "kg-sys-looped-r2", "kg-sys-looped"}
+        for name in (TWO_LAYER_RUN, "kg-sys-looped-r2", "kg-sys-looped"):  # trained once in one output
             assert ablation[name] == claims[name], (suite, name)
         two = resolve(ablation[TWO_LAYER_RUN].recipe, ablation[TWO_LAYER_RUN].overrides)
         r2 = resolve(claims["kg-sys-looped-r2"].recipe, claims["kg-sys-looped-r2"].overrides)
@@ -28,6 +29,9 @@ def test_the_two_layer_run_changes_only_the_block_of_r2_and_shares_the_claim_run
         assert two.model.n_layers * two.model.n_loops == r4.model.n_layers * r4.model.n_loops
         assert two.train.steps == r4.train.steps  # R = 4's budget: R = 4 composes within it
         assert two.task == r2.task and two.train.lr == r2.train.lr
+        phi = resolve(ablation[PAPER_PHI_RUN].recipe, ablation[PAPER_PHI_RUN].overrides)
+        assert phi.task.phi < r4.task.phi and phi.model == r4.model and phi.train == r4.train
+    assert resolve(ablation[PAPER_PHI_RUN].recipe, ablation[PAPER_PHI_RUN].overrides).task.phi == 7.2
     assert KGSystematicAblationExperiment().runs("paper") == []
     assert KGSystematicAblationExperiment.statements == ()  # it judges no claim
     assert [e.name for e in select("quick", "kg-systematic-ablation")] == ["kg-systematic-ablation"]
@@ -49,5 +53,6 @@ def test_the_table_gives_each_run_its_layer_passes_and_ood_step(tmp_path: Path):
     passes = {n: r["layer passes per step"] for n, r in rows.items()}
     assert passes == {TWO_LAYER_RUN: 4, "kg-sys-looped-r2": 2, "kg-sys-looped": 4}
     ood_from = {n: r["OOD ≥ 0.5 from step"] for n, r in rows.items()}
-    assert ood_from == {TWO_LAYER_RUN: 750, "kg-sys-looped-r2": "—", "kg-sys-looped": 500}
+    assert ood_from == {TWO_LAYER_RUN: "750", "kg-sys-looped-r2": "—", "kg-sys-looped": "500"}
+    assert rows["kg-sys-looped"]["ID phase"] == "250"  # the phases B5.2 reads, for the phi row
     assert rows[TWO_LAYER_RUN]["OOD"] == round((0.2 + 0.6 + 0.7) / 3, 4)

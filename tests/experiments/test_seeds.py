@@ -51,6 +51,8 @@ def b51(r2_step: int | None, r4_step: int | None):
         "kg-sys-looped-r4": {"ood": 0.77, "id": 1.0, "loops": 4, "ood_step": r4_step, "steps": 20000},
         "kg-sys-vanilla": {"ood": 0.01, "id": 0.95, "loops": 1, "ood_step": None, "steps": 20000},
     }
+    for f in finals.values():
+        f["blocks"] = 4  # the paper's block
     return check_b51(finals, "paper", [])
 
 

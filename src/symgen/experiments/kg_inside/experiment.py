@@ -26,7 +26,7 @@ from symgen.experiments.kg_inside.claims import (
     check_b55,
     check_b56,
 )
-from symgen.experiments.kg_systematic.claims import longest_at_each_r
+from symgen.experiments.kg_systematic.claims import looped_arms
 from symgen.experiments.kg_systematic.experiment import run_finals
 from symgen.experiments.types import Experiment, Section, Table
 from symgen.measures.metrics import curve
@@ -222,7 +222,7 @@ def _systematic_runs(run_dirs: dict[str, Path]) -> tuple[str | None, str | None,
     vanilla run."""
     finals = {n: run_finals(r)[0] for n, r in run_dirs.items() if n.startswith("kg-sys")}
     loops = {n: f["loops"] for n, f in finals.items()}
-    looped = list(longest_at_each_r({n: f for n, f in finals.items() if f["loops"] > 1})[0])  # as B5.1
+    looped = list(looped_arms(finals)[0])  # as B5.1 reads them
     pick = next((n for n in looped if loops[n] == 4), looped[0] if looped else None)
     deep = "kg-sys-deep" if "kg-sys-deep" in loops else None
     vanilla = "kg-sys-vanilla" if "kg-sys-vanilla" in loops else None

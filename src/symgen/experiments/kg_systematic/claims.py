@@ -28,6 +28,9 @@ VANILLA_OOD = 0.1  # vanilla models "do not" generalize: OOD at most this
 PAPER_OOD = (0.75, 0.8)  # the paper's OOD level for R = 2/4/8 (read from its figure)
 PAPER_OOD_TOLERANCE = 0.05  # "≈": a level within this of PAPER_OOD matches it
 LAST_EVALS = 3  # a run's final numbers average its last evaluations (single ones swing by a few points)
+# SPEC B5.1: the paper's block has four layers, so even its R = 2 makes eight layer passes; a looped
+# arm of the claim makes at least this many (block layers x R), a run below it is a labelled row
+MIN_LAYER_PASSES = 4
 PATIENCE = 2  # OOD reaches the bar at the first evaluation from which it stays there this many times
 
 LEARNED_WHAT = "held-out ID 2-hop accuracy, the run's own seen task"
@@ -103,7 +106,8 @@ def speed_part(looped: dict[str, dict], suite: str, absent: Iterable[str] = ()) 
     """R = 4 reaches the OOD bar (sustained) at an earlier step than R = 2, or R = 2 never does."""
     text = (
         f"R = 4 reaches OOD >= {LOOPED_OOD} in fewer training steps than R = 2 (the first evaluation from "
-        f"which OOD stays at the bar for {PATIENCE} evaluations; same batch and data, so steps count epochs)"
+        f"which OOD stays at the bar for {PATIENCE} evaluations; same batch and data, so steps count epochs; "
+        f"each arm at least {MIN_LAYER_PASSES} layer passes)"
     )
     # the longest-trained run of each R is the one read: an absent one may be it
     if part := left_out(text, absent, _values(looped, "ood_step", "steps", "id")):
@@ -169,16 +173,52 @@ def longest_at_each_r(looped: dict[str, dict]) -> tuple[dict[str, dict], str]:
     return kept, "; ".join(shorter)
 
 
+def layer_passes(loops: int, blocks: int) -> int:
+    return loops * blocks
+
+
+def _few_passes(finals: dict[str, dict]) -> str:
+    """A note naming the looped runs that make fewer than MIN_LAYER_PASSES, which B5.1 does not read."""
+    rows = [
+        f"{n} (R = {f['loops']}, {f.get('blocks', 1)}-layer block: "
+        f"{layer_passes(f['loops'], f.get('blocks', 1))} layer passes) reads OOD {f['ood']:.3f}"
+        for n, f in finals.items()
+    ]
+    if not rows:
+        return ""
+    return (
+        f"not B5.1's arms, labelled rows of the table (fewer than {MIN_LAYER_PASSES} layer passes, where the "
+        f"paper's R = 2 makes eight): {'; '.join(rows)}"
+    )
+
+
+def looped_arms(finals: dict[str, dict]) -> tuple[dict[str, dict], str]:
+    """B5.1's looped arms: of the runs with R > 1 and at least MIN_LAYER_PASSES layer passes, the
+    longest-trained at each R; and a note naming the runs read in place of others and the runs with
+    fewer passes (labelled rows)."""
+    passes = {n: layer_passes(f["loops"], f.get("blocks", 1)) for n, f in finals.items() if f["loops"] > 1}
+    arms, note = longest_at_each_r({n: finals[n] for n, p in passes.items() if p >= MIN_LAYER_PASSES})
+    few = _few_passes({n: finals[n] for n, p in passes.items() if p < MIN_LAYER_PASSES})
+    return arms, "; ".join(x for x in (note, few) if x)
+
+
 def check_b51(
-    finals: dict[str, dict], suite: str, evidence: list[str], absent: dict[str, int] | None = None
+    finals: dict[str, dict],
+    suite: str,
+    evidence: list[str],
+    absent: dict[str, tuple[int, int]] | None = None,
 ) -> Claim:
     """B5.1 from each run's final numbers: `finals[run]` holds `ood`, `id` (means of the last
-    evaluations), `loops` (R; 1 is vanilla), `ood_step` (when OOD reached the bar, or None) and `steps`.
-    Where one R has several looped runs, the longest-trained one is judged (`longest_at_each_r`).
-    `absent` gives the R of each run of the suite that this output lacks."""
-    looped, note = longest_at_each_r({n: f for n, f in finals.items() if f["loops"] > 1})
+    evaluations), `loops` (R; 1 is vanilla), `blocks` (layers per block; 1 when not given), `ood_step`
+    (when OOD reached the bar, or None) and `steps`. The looped arms are the runs with R > 1 and at least
+    MIN_LAYER_PASSES layer passes; where one R has several, the longest-trained one is judged
+    (`longest_at_each_r`). `absent` gives (R, layers per block) of each run of the suite that this
+    output lacks."""
+    looped, note = looped_arms(finals)
     vanilla = {n: f for n, f in finals.items() if f["loops"] == 1}
-    absent = absent or {}
+    absent = {  # the runs with fewer layer passes are no arm: their absence leaves nothing unjudged
+        n: r for n, (r, b) in (absent or {}).items() if r == 1 or layer_passes(r, b) >= MIN_LAYER_PASSES
+    }
     absent_looped = [n for n, r in absent.items() if r > 1]
     parts = [
         looped_part(looped, absent_looped),

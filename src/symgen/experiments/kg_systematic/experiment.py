@@ -60,8 +60,8 @@ class KGSystematicExperiment(Experiment):
                 [name, summary.get("name", name), final["blocks"], final["loops"], summary["parameters"]]
                 + [summary["steps"], round(summary["train_seconds"])]
                 + [final.get(k) for k in ("train", "id", "ood", "atomic_ood")]
-                + [_fmt_time(times[k]) for k in ("train", "id", "ood")]
-                + [_fmt_time(final["ood_step"])]
+                + [fmt_time(times[k]) for k in ("train", "id", "ood")]
+                + [fmt_time(final["ood_step"])]
             )
         figures.insert(0, _ood_figure(figure_dir, ood_curves))
         table = Table(
@@ -80,11 +80,11 @@ class KGSystematicExperiment(Experiment):
             "A run counts in a comparison once its held-out ID accuracy reaches 0.9."
         )
         phases = "; ".join(
-            f"{n}: train {_fmt_time(f['phases']['train'])}, ID {_fmt_time(f['phases']['id'])}, "
-            f"OOD {_fmt_time(f['phases']['ood'])}" + (" (in order)" if in_order(f["phases"]) else "")
+            f"{n}: train {fmt_time(f['phases']['train'])}, ID {fmt_time(f['phases']['id'])}, "
+            f"OOD {fmt_time(f['phases']['ood'])}" + (" (in order)" if in_order(f["phases"]) else "")
             for n, f in finals.items()
         )
-        absent = {name: cfg.model.n_loops for name, cfg in self.absent(suite, run_dirs).items()}
+        absent = {n: (c.model.n_loops, c.model.n_layers) for n, c in self.absent(suite, run_dirs).items()}
         claims = [check_b51(finals, suite, evidence, absent)]
         return Section(self.title, [text, f"Phase steps — {phases}."], figures, [table], claims)
 
@@ -121,5 +121,5 @@ def run_shape(run: Path) -> tuple[int, int]:
     return cfg["model"]["n_loops"], cfg["model"]["n_layers"]
 
 
-def _fmt_time(t: float | None) -> str:
+def fmt_time(t: float | None) -> str:
     return "—" if t is None else str(int(t))
