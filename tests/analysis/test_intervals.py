@@ -16,7 +16,10 @@ def test_wilson_matches_known_values_and_narrows_with_n():
 def test_a_rate_crosses_a_bar_inside_its_interval_and_shows_its_n():
     assert Rate(0.92, 200).crosses(0.9) and not Rate(0.99, 200).crosses(0.9)
     assert Rate(0.92, 200).shown().endswith("n = 200") and "[" in Rate(0.92, 200).shown()
-    assert Rate(0.92, 0).shown() == "0.920"  # no n recorded: no interval claimed
+    assert Rate(0.92, 0).shown() == "0.920 (n not logged)"  # no n recorded: no interval claimed
+    # one rule for an unknown n, whatever the part: no interval, so no bar is said to be inside it
+    assert not Rate(0.92, 0).crosses(0.9) and not Rate(float("nan"), 200).crosses(0.9)
+    assert Rate(0.92, 0).as_values("x") == {"x": 0.92}
     values = Rate(0.5, 100).as_values("arm all_seen")
     assert values["arm all_seen n"] == 100 and len(values["arm all_seen 95% CI"]) == 2
     assert Rate(math.nan, 100).as_values("x").keys() == {"x"}  # an unmeasured arm: no interval

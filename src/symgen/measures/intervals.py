@@ -20,21 +20,31 @@ class Rate:
     def interval(self) -> tuple[float, float]:
         return wilson(self.value, self.n)
 
+    @property
+    def known(self) -> bool:
+        """n was recorded (runs written before evaluations logged it have none)."""
+        return self.n > 0 and not math.isnan(self.value)
+
     def crosses(self, bar: float) -> bool:
-        """The bar lies inside the interval: which side of it the true accuracy is, n cannot say."""
+        """The bar lies inside the interval: which side of it the true accuracy is, n cannot say. The
+        one rule for an unknown n: no interval, so nothing is marked (`shown` says n is not logged)."""
+        if not self.known:
+            return False
         lo, hi = self.interval
         return lo <= bar <= hi
 
     def shown(self) -> str:
-        """`0.945 [0.909, 0.967], n = 200`."""
-        if math.isnan(self.value) or self.n <= 0:
+        """`0.945 [0.909, 0.967], n = 200`; `0.945 (n not logged)` without n."""
+        if math.isnan(self.value):
             return f"{self.value:.3f}"
+        if not self.known:
+            return f"{self.value:.3f} (n not logged)"
         lo, hi = self.interval
         return f"{self.value:.3f} [{lo:.3f}, {hi:.3f}], n = {self.n}"
 
     def as_values(self, name: str) -> dict[str, float | int | list[float]]:
         """The entries a claim's part keeps: the value, its n and its interval."""
-        if math.isnan(self.value) or self.n <= 0:
+        if not self.known:
             return {name: self.value}
         return {name: self.value, f"{name} n": self.n, f"{name} 95% CI": [round(x, 4) for x in self.interval]}
 

@@ -251,7 +251,7 @@ def c2_learned(runs: Runs) -> Part:
     rates = [Rate(a, n) for a, n in zip(unseen, run.trained_n("all_unseen"), strict=True)]
     shown = ", ".join(r.shown() for r in rates) if all(r.n for r in rates) else str(rounded(unseen))
     measured = f"all_unseen per trained depth {shown} (bar ≤ {CHANCE_BAR}); {note}"
-    noise = any(r.n and r.crosses(CHANCE_BAR) for r in rates)
+    noise = any(r.crosses(CHANCE_BAR) for r in rates)
     return judge(C2_LEARNED, all(a <= CHANCE_BAR for a in unseen), measured, values, noise)
 
 

@@ -48,7 +48,7 @@ def _runs(finals: dict[str, dict]) -> str:
 
 
 def _crosses(finals: dict[str, dict], bar: float) -> bool:
-    return any(ood_rate(f).crosses(bar) for f in finals.values() if f.get("ood_n"))
+    return any(ood_rate(f).crosses(bar) for f in finals.values())
 
 
 def _not_learned(finals: dict[str, dict]) -> str:
