@@ -99,6 +99,7 @@ def test_the_first_screen_groups_claims_by_source_one_line_each(tmp_path: Path):
         _claim("A7.1β", "reproduced", judged, dict.fromkeys(judged, "all_seen 0.9"), "≈100% all_seen"),
         _claim("A7.1 (mid)", "not judged", {"0": "not judged"}, {"0": "not learned"}),
         _claim("A7.3β (mid)", "reproduced", {"0": "pass"}, {"0": "all_unseen 0.97"}),
+        _claim("A7.3σ", "reproduced", {"0": "pass"}, {"0": "all_unseen 0.87"}),
         _claim("B5.1", "reproduced", {"0": "pass"}, {"0": "OOD 0.74"}),
         _claim(
             "C1",
@@ -111,8 +112,9 @@ def test_the_first_screen_groups_claims_by_source_one_line_each(tmp_path: Path):
     text = write_report(tmp_path / "r.html", HEADER | {"seeds": list(range(7))}, [], claims).read_text()
     sections = {
         key: text[text.index(f'<h2 id="{key}">') :].split("<h2", 2)[1]
-        for key in ("paper-a", "same-symbol", "paper-b", "part-c")
+        for key in ("paper-a", "same-symbol", "scaffold-head", "paper-b", "part-c")
     }
+    assert "A7.3σ" in sections["scaffold-head"] and 'id="claim-A7-3s"' in text  # its own source, a Latin id
     assert "A7.1<" in sections["paper-a"] and "A7.1 (mid)" in sections["paper-a"]
     assert "A7.1β" in sections["same-symbol"] and "A7.3β (mid)" in sections["same-symbol"]
     assert "A7.1β" not in sections["paper-a"] and "B5.1" in sections["paper-b"] and "C1" in sections["part-c"]

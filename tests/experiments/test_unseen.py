@@ -70,6 +70,12 @@ def runs(tmp_path: Path, frozen_unseen: float = 0.9, **changes: dict[str, float]
         "copy-forget-matching-head": (GOOD, 0.02),
         "forget-temporary-matching-head": ({**BAD, "all_unseen": 0.1}, 0.95),
         "copy-forget-temporary-matching-head": (GOOD, 0.6),
+        "standard-scaffold-head": (BAD, 0.97),
+        "copy-scaffold-head": ({**BAD, "query_unseen": 0.3}, 0.99),
+        "copy-frozen-scaffold-head": ({**GOOD, "all_unseen": frozen_unseen}, 0.01),
+        "copy-forget-scaffold-head": (GOOD, 0.02),
+        "forget-temporary-scaffold-head": ({**BAD, "all_unseen": 0.1}, 0.95),
+        "copy-forget-temporary-scaffold-head": (GOOD, 0.6),
     }
     for method, (score, cos) in scores.items():
         redrawn = GOOD if "forget" in method else None
@@ -93,7 +99,7 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     section = UnseenSymbolsExperiment().analyze("quick", runs(tmp_path / "a"), tmp_path / "fig")
     verdicts = {c.id: c.verdict for c in section.claims}
     reproduced = ("A7.1", "A7.2", "A7.3", "A7.4", "A7.5", "A7.1β", "A7.2β", "A7.3β", "A7.4β")
-    reproduced += ("A7.1μ", "A7.2μ", "A7.3μ", "A7.4μ")
+    reproduced += ("A7.1μ", "A7.2μ", "A7.3μ", "A7.4μ", "A7.1σ", "A7.2σ", "A7.3σ", "A7.4σ")
     # A7.4: the quick suite trains the paper-architecture temporary forgetting with and without copy
     # heads; A7.5's no-decay control keeps its rows' spread (fresh rows), so decay is the cause
     assert verdicts == {cid: "reproduced" for cid in reproduced}
@@ -117,6 +123,10 @@ def test_claims_follow_the_measured_numbers(tmp_path: Path):
     assert "copy + frozen + matching head" in names
     a72m = next(c for c in section.claims if c.id == "A7.2μ")  # the matching-head runs, not the paper's
     assert a72m.evidence == [str(tmp_path / "a" / f"unseen-{m}-matching-head") for m in ("copy", "standard")]
+    assert run_name("copy_frozen+σ") == "unseen-copy-frozen-scaffold-head"
+    a73s = next(c for c in section.claims if c.id == "A7.3σ")  # the scaffold-and-head runs
+    assert a73s.evidence[0] == str(tmp_path / "a" / "unseen-copy-frozen-scaffold-head")
+    assert "copy + frozen + faded scaffold + matching head" in names
     a73b = next(c for c in section.claims if c.id == "A7.3β")
     assert "as training left it" in a73b.parts[1].text and "diagnostic, not evidence" in a73b.note
     # evidence is each run's directory (a report links to it); a run this output lacks stays a name

@@ -86,6 +86,13 @@ SOURCES = (
         "(train.match_loss: one head per block taught to attend to the earlier copies of each symbol, "
         "until step 4000), which the paper does not use.",
     ),
+    (
+        "scaffold-head",
+        "Paper A's models, trained with a faded scaffold and a matching head",
+        "Paper A's claims judged on the paper's own models, trained with symgen's same-symbol term as a "
+        "scaffold that fades to zero by step 6000 and a matching head taught for the whole run; from "
+        "step 6000 the model is the paper's architecture, its training is not the paper's.",
+    ),
     ("paper-b", "Paper B", "Claims B5.1–B5.6 of “Loop, Think, &amp; Generalize” (arXiv 2604.07822)."),
     (
         "part-c",
@@ -226,6 +233,8 @@ def source_of(claim_id: str) -> str:
         return "same-symbol"
     if "μ" in claim_id:
         return "matching-head"
+    if "σ" in claim_id:
+        return "scaffold-head"
     return {"A": "paper-a", "B": "paper-b", "C": "part-c"}.get(claim_id[:1], "other")
 
 
@@ -260,7 +269,8 @@ def headline(claim: ClaimResult, limit: int = 140) -> str:
 
 
 def _slug(text: str) -> str:
-    return "claim-" + re.sub(r"[^A-Za-z0-9]+", "-", text.replace("β", "b").replace("μ", "m")).strip("-")
+    latin = text.translate(str.maketrans({"β": "b", "μ": "m", "σ": "s"}))
+    return "claim-" + re.sub(r"[^A-Za-z0-9]+", "-", latin).strip("-")
 
 
 def _tally(claims: list[ClaimResult]) -> str:

@@ -1,5 +1,6 @@
 """The claims of paper A at the unseen-symbols experiment: A7.1–A7.5 (SPEC A7), their same-symbol
-variants A7.1β–A7.4β, and the paper's models trained with a supervised matching head, A7.1μ–A7.4μ."""
+variants A7.1β–A7.4β, the paper's models trained with a supervised matching head, A7.1μ–A7.4μ, and with
+the same-symbol term as a faded scaffold beside the taught head, A7.1σ–A7.4σ."""
 
 from __future__ import annotations
 
@@ -94,6 +95,25 @@ A73M = Statement(
 A74M = Statement("A7.4μ", MATCHING + "temporary active forgetting holds only with copy attention.", "A7.4")
 MATCHING_STATEMENTS = (A71M, A72M, A73M, A74M)
 
+# The paper's models, trained with a scaffold and a taught head (the set `scaffold-head`): the
+# same-symbol term as a scaffold whose weight falls to 0 by step 6000, and the matching head taught for
+# the whole run. From step 6000 on the model is the paper's architecture; its training is not the paper's.
+SCAFFOLD = (
+    "Scaffold variant (the paper's model, trained with the same-symbol term faded to zero by step 6000 "
+    "and a supervised matching head): "
+)
+A71S = Statement(
+    "A7.1σ",
+    SCAFFOLD + "the standard transformer is near-perfect on all_seen and fails on all_unseen.",
+    "A7.1",
+)
+A72S = Statement("A7.2σ", SCAFFOLD + "copy attention helps query_unseen but still fails all_unseen.", "A7.2")
+A73S = Statement(
+    "A7.3σ", SCAFFOLD + "copy attention + frozen or actively forgotten embeddings solves all_unseen.", "A7.3"
+)
+A74S = Statement("A7.4σ", SCAFFOLD + "temporary active forgetting holds only with copy attention.", "A7.4")
+SCAFFOLD_STATEMENTS = (A71S, A72S, A73S, A74S)
+
 # bars, stated before the runs (SPEC A7 and "Judging the claims")
 LEARNED = 0.9  # chain-of-thought Horn: all_seen exact match an arm needs before its part counts
 FAILS = 0.1  # "fails on all_unseen": exact match at most this
@@ -124,7 +144,11 @@ LABELS = {
 
 
 # each variant's key suffix, its name in labels and its run names' suffix
-VARIANTS = {"+β": ("same-symbol", "-same-symbol"), "+μ": ("matching head", "-matching-head")}
+VARIANTS = {
+    "+β": ("same-symbol", "-same-symbol"),
+    "+μ": ("matching head", "-matching-head"),
+    "+σ": ("faded scaffold + matching head", "-scaffold-head"),
+}
 
 
 def split_variant(method: str) -> tuple[str, str]:
@@ -137,8 +161,8 @@ def split_variant(method: str) -> tuple[str, str]:
 
 def label(method: str) -> str:
     """A method's name in claims and tables: the paper's, with ' + same-symbol' for symgen's variant
-    (its attention term β; A7.1β–A7.4β) or ' + matching head' for the paper's model trained with one
-    (A7.1μ–A7.4μ)."""
+    (its attention term β; A7.1β–A7.4β), ' + matching head' for the paper's model trained with one
+    (A7.1μ–A7.4μ) or ' + faded scaffold + matching head' (A7.1σ–A7.4σ)."""
     base, variant = split_variant(method)
     return LABELS.get(base, base) + (f" + {VARIANTS[variant][0]}" if variant else "")
 
@@ -384,8 +408,9 @@ def check_all(
     finals: Finals, diversity: dict[int, dict[str, float]], statements: tuple[Statement, ...] = STATEMENTS
 ) -> list[Claim]:
     """Every claim of paper A at one seed: the paper's architecture, then symgen's variant, then (where
-    `statements` go on with MATCHING_STATEMENTS) the matching-head runs. A7.2 reads the copy model
-    trained on the most seen symbols ("high diversity"). `statements` are STATEMENTS (+ MATCHING_STATEMENTS)
+    `statements` go on with MATCHING_STATEMENTS and SCAFFOLD_STATEMENTS) the runs trained with a matching
+    head and with the faded scaffold and the head. A7.2 reads the copy model trained on the most seen
+    symbols ("high diversity"). `statements` are STATEMENTS (+ MATCHING_STATEMENTS + SCAFFOLD_STATEMENTS)
     or their `scaled` copies, in the same order."""
     a71s, a72s, a73s, a74s, a75s, a71b, a72b, a73b, a74b = statements[:9]
     most = max(diversity, default=None)
@@ -400,15 +425,21 @@ def check_all(
         a72(finals, "copy+β", "standard+β", a72b, None),
         a73(finals, "copy_frozen+β", "copy_forget+β", a73b),
         a74(finals, "copy_forget_temporary+β", "forget_temporary+β", a74b),
-    ] + (matching_claims(finals, statements[9:]) if statements[9:] else [])
+    ] + [
+        claim
+        for key, four in zip(("+μ", "+σ"), (statements[9:13], statements[13:17]), strict=True)
+        if four
+        for claim in trained_variant_claims(finals, four, key)
+    ]
 
 
-def matching_claims(finals: Finals, statements: tuple[Statement, ...]) -> list[Claim]:
-    """A7.1μ–A7.4μ: the paper's judges on the runs trained with a matching head."""
-    a71m, a72m, a73m, a74m = statements
+def trained_variant_claims(finals: Finals, statements: tuple[Statement, ...], key: str) -> list[Claim]:
+    """A7.1–A7.4 as the paper judges them, on the paper's models trained otherwise (the runs keyed
+    `key`: '+μ' a matching head, '+σ' the faded scaffold and the head)."""
+    a71v, a72v, a73v, a74v = statements
     return [
-        a71(finals, "standard+μ", a71m),
-        a72(finals, "copy+μ", "standard+μ", a72m, None),
-        a73(finals, "copy_frozen+μ", "copy_forget+μ", a73m),
-        a74(finals, "copy_forget_temporary+μ", "forget_temporary+μ", a74m),
+        a71(finals, f"standard{key}", a71v),
+        a72(finals, f"copy{key}", f"standard{key}", a72v, None),
+        a73(finals, f"copy_frozen{key}", f"copy_forget{key}", a73v),
+        a74(finals, f"copy_forget_temporary{key}", f"forget_temporary{key}", a74v),
     ]
