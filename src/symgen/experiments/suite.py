@@ -48,7 +48,8 @@ def _train_in_subprocess(run: RunSpec, run_root: Path) -> None:
     ]
     if run.seeds:
         cmd += ["--seeds", ",".join(map(str, run.seeds))]
-    cmd += ["--out", str(run_dir), "--resume", "--no-progress"]
+    # --resume only where the run was started: on a fresh run it would say there is nothing to resume
+    cmd += ["--out", str(run_dir), *(["--resume"] if run_dir.exists() else []), "--no-progress"]
     log = run_root / f"{run.name}.log"
     with open(log, "w") as f:
         done = subprocess.run(
