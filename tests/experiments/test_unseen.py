@@ -172,6 +172,22 @@ def test_row_geometry_tells_contracted_rows_from_drifted_ones(tmp_path: Path):
     assert note.startswith("diagnostic, not evidence") and "standard spread" in note
 
 
+def test_a75_reads_the_same_from_the_rows_file_when_the_weights_are_gone(tmp_path: Path):
+    dirs = runs(tmp_path / "a")
+    first = UnseenSymbolsExperiment().analyze("quick", dirs, tmp_path / "f1").claims
+    geometry = json.loads((dirs["unseen-standard"] / "rows.json").read_text())
+    assert set(geometry) == {SPREAD, DRIFT}  # what A7.5 reads of the weights, written beside them
+    for run in dirs.values():  # a book keeps no weights
+        (run / "final.safetensors").unlink()
+    again = UnseenSymbolsExperiment().analyze("quick", dirs, tmp_path / "f2").claims
+    a75, a75_again = (next(c for c in cs if c.id == "A7.5") for cs in (first, again))
+    assert a75_again.parts[2].outcome != "not judged" and a75_again.parts == a75.parts
+    assert a75_again.note == a75.note and a75_again.verdict == a75.verdict
+    (dirs["unseen-standard-no-decay-same-symbol"] / "rows.json").unlink()  # neither file: not judged
+    gone = UnseenSymbolsExperiment().analyze("quick", dirs, tmp_path / "f3").claims
+    assert next(c for c in gone if c.id == "A7.5").parts[2].outcome == "not judged"
+
+
 def test_an_output_with_none_of_the_histograms_runs_is_analysed_without_it(tmp_path: Path):
     all_runs = runs(tmp_path / "a")
     only = {n: d for n, d in all_runs.items() if n == "unseen-copy-forget-temporary-full-row-lr-same-symbol"}

@@ -39,7 +39,8 @@ def part_name(source: Path, taken: set[str]) -> str:
 # what an analysis reads of a run, small enough to commit: the book keeps them for every run (and a
 # stacked run's seed list), so that `symgen report --check` can analyse a part anew (weights stay out)
 ANALYSED_FILES = ("config.yaml", "metrics.jsonl", "summary.json")
-RUN_FILES = (*ANALYSED_FILES, "seeds.json")
+# and, where an analysis wrote it, the small summary it read of the weights (paper A's unseen rows)
+RUN_FILES = (*ANALYSED_FILES, "seeds.json", "rows.json")
 
 
 def copy_run_files(source: Path, target: Path) -> None:

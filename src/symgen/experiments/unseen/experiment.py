@@ -23,6 +23,7 @@ as a reset leaves them (`redrawn/*`). Claim A7.3 judges the forgetting run on th
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -88,6 +89,21 @@ def unseen_rows(run_dir: Path) -> tuple[Tensor, float] | None:
     return rows, model.cfg.embed_std * (width * (n - 1) / n) ** 0.5
 
 
+ROW_GEOMETRY_FILE = "rows.json"  # beside a run's weights: what A7.5 reads of them, small enough to commit
+
+
+def run_row_geometry(run_dir: Path, rows: tuple[Tensor, float] | None) -> dict[str, float]:
+    """The unseen rows' geometry of a run (`row_geometry`): from its final weights' rows when given,
+    then kept in RUN/rows.json, so that an output without weights (a book) reads the same numbers;
+    from that file otherwise; {} when neither is there."""
+    path = run_dir / ROW_GEOMETRY_FILE
+    if rows is None:
+        return json.loads(path.read_text()) if path.is_file() else {}
+    geometry = row_geometry(*rows)
+    path.write_text(json.dumps(geometry, indent=1) + "\n")
+    return geometry
+
+
 def row_geometry(rows: Tensor, init_spread: float) -> dict[str, float]:
     """How far the unseen rows moved from how they were drawn: their spread and their mean row's norm,
     both over `init_spread` (read from the final weights, so runs logged before the measure existed
@@ -118,7 +134,7 @@ class UnseenSymbolsExperiment(Experiment):
     def analyze(self, suite: str, run_dirs: dict[str, Path], figure_dir: Path) -> Section:
         runs = method_runs(run_dirs)
         rows = {m: r for m, run in runs.items() if (r := unseen_rows(run)) is not None}
-        finals = {m: _final(run) | (row_geometry(*rows[m]) if m in rows else {}) for m, run in runs.items()}
+        finals = {m: _final(run) | run_row_geometry(run, rows.get(m)) for m, run in runs.items()}
         records = {label(m): read_metrics(run) for m, run in runs.items()}
         table, details = self._table(finals)
         roles = self._role_table(finals)
