@@ -1,4 +1,5 @@
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,42 @@ def test_iterations_margins_halting_write_json_and_figures(runs):
     for name in ("iterations", "margins", "halting"):
         assert json.loads((runs["depth"] / "analysis" / f"{name}.json").read_text())
         assert (runs["depth"] / "analysis" / f"{name}.png").stat().st_size > 1000
+
+
+def without_weights(run: Path, to: Path) -> Path:
+    """The run as a results book keeps it: its files, no weights, no checkpoints."""
+    shutil.copytree(run, to, ignore=shutil.ignore_patterns("*.safetensors", "checkpoints", "*.png"))
+    return to
+
+
+def test_a_run_without_weights_is_read_from_what_each_analysis_wrote(runs, tmp_path: Path):
+    computed = {
+        "iterations": loop_report.iterations(runs["depth"], max_iters=6),
+        "margins": loop_report.margin_curves(runs["depth"], max_iters=7),
+        "halting": loop_report.halting(runs["depth"], max_iters=5),
+        "halting-eps0.01": loop_report.halting(runs["depth"], kl_eps=0.01, max_iters=5),
+    }
+    lens = loop_report.lens(runs["systematic"], n=32)
+    depth = without_weights(runs["depth"], tmp_path / "depth")
+    read = {
+        "iterations": loop_report.iterations(depth, max_iters=6),
+        "margins": loop_report.margin_curves(depth, max_iters=7),
+        "halting": loop_report.halting(depth, max_iters=5),
+        "halting-eps0.01": loop_report.halting(depth, kl_eps=0.01, max_iters=5),
+    }
+    for name, result in read.items():  # the same numbers, the figure drawn anew beside the JSON
+        assert {k: v for k, v in result.items() if k != "figure"} == json.loads(
+            json.dumps({k: v for k, v in computed[name].items() if k != "figure"})
+        ), name
+        assert Path(result["figure"]).parent == depth / "analysis" and Path(result["figure"]).exists()
+    assert read["halting"]["kl_eps"] == 0.001 and read["halting-eps0.01"]["kl_eps"] == 0.01
+    systematic = without_weights(runs["systematic"], tmp_path / "systematic")
+    assert loop_report.lens(systematic, n=32)["checkpoints"] == json.loads(json.dumps(lens["checkpoints"]))
+    # other settings than the recorded ones need the weights: the run says it has none
+    with pytest.raises(UserError):
+        loop_report.iterations(depth, max_iters=9)
+    with pytest.raises(UserError):
+        loop_report.lens(systematic, n=16)
 
 
 def fake_log_probs(right_at: dict[int, set[int]]):

@@ -1,5 +1,9 @@
 """The looped-model analyses of a knowledge-graph run directory: JSON and a figure each, written
-under RUN_DIR/analysis/. `symgen analyze ...` and the reproduction suites both call these."""
+under RUN_DIR/analysis/. `symgen analyze ...` and the reproduction suites both call these.
+
+A run without the weights an analysis reads (a results book keeps no weights) is read from the JSON
+that analysis wrote when they were there, with the same settings, and its figure is drawn anew from
+it: so a committed part re-derives from committed files (`symgen report --check`)."""
 
 from __future__ import annotations
 
@@ -19,7 +23,7 @@ from symgen.analysis.looped import (
     margins,
 )
 from symgen.analysis.plots import WIDTH, line_figure, save
-from symgen.config import ExperimentConfig
+from symgen.config import ExperimentConfig, resolve
 from symgen.errors import UserError
 from symgen.models.recurrence import HaltingRule, fixed, kl_entropy, kl_only
 from symgen.tasks.kg_task import KGTask
@@ -54,6 +58,20 @@ def query_groups(task: KGTask) -> dict[str, Queries]:
     names = [n for n in task.tests if n.startswith("hop_")] or [n for n in ("id", "ood") if n in task.tests]
     rows = {n: task.tests[n] for n in names if len(task.tests[n])}
     return {n: Queries(r.tokens, r.lengths, r.answers) for n, r in rows.items()}
+
+
+def _recorded(run_dir: Path, name: str, settings: dict, weights: bool) -> dict | None:
+    """What the analysis `name` wrote of this run with these settings, where the run lacks the
+    weights to compute it anew (`weights`: whether they are there); None otherwise."""
+    path = Path(run_dir) / "analysis" / f"{name}.json"
+    if weights or not path.is_file():
+        return None
+    result = json.loads(path.read_text())
+    return result if all(result.get(k) == v for k, v in settings.items()) else None
+
+
+def _has_final(run_dir: Path) -> bool:
+    return (Path(run_dir) / "final.safetensors").exists()
 
 
 def _write(run_dir: Path, name: str, result: dict) -> Path:
@@ -106,6 +124,11 @@ def iterations(run_dir: Path, max_iters: int = 20) -> dict:
     heatmap, with the training R and the learnable depth marked) and on two halves: r is chosen on
     the validation half and depth (the deepest hop with accuracy >= DEPTH_BAR) read on the test half,
     so no test chain decides which r counts."""
+    if (
+        result := _recorded(run_dir, "iterations", {"max_iters": max_iters}, _has_final(run_dir))
+    ) is not None:
+        dynamic = resolve(Path(run_dir) / "config.yaml").train.loops == "poisson"
+        return result | {"figure": str(_heatmap(run_dir, result, dynamic))}
     cfg, task, model = _load(run_dir, max_iters=max_iters)
     groups = query_groups(task)
     log_probs = {n: answer_log_probs(model, q, max_iters, CPU) for n, q in groups.items()}
@@ -188,27 +211,42 @@ def _heatmap(run_dir: Path, result: dict, dynamic: bool) -> Path:
 
 def margin_curves(run_dir: Path, max_iters: int = 50) -> dict:
     """Mean logit margin per iteration and group; peak iteration and t*."""
+    if (result := _recorded(run_dir, "margins", {"max_iters": max_iters}, _has_final(run_dir))) is not None:
+        return result | {"figure": str(_margin_figure(run_dir, result))}
     _, task, model = _load(run_dir, max_iters=max_iters)
     per_group = {
         n: margins(answer_log_probs(model, q, max_iters, CPU), q.answers)
         for n, q in query_groups(task).items()
     }
-    steps = list(range(1, max_iters + 1))
-    figure = line_figure(
-        Path(run_dir) / "analysis" / "margins.png",
-        {n: (steps, m["margin"]) for n, m in per_group.items()},
-        "iteration",
-        "mean logit margin (target − best other)",
-        f"Overthinking: {Path(run_dir).name}",
-    )
-    result = {"max_iters": max_iters, "groups": per_group, "figure": str(figure)}
+    result = {"max_iters": max_iters, "groups": per_group}
+    result["figure"] = str(_margin_figure(run_dir, result))
     _write(run_dir, "margins", result)
     return result
 
 
-def halting(run_dir: Path, kl_eps: float = 0.001, entropy_max: float = 3.0, max_iters: int = 16) -> dict:
+def _margin_figure(run_dir: Path, result: dict) -> Path:
+    steps = list(range(1, result["max_iters"] + 1))
+    return line_figure(
+        Path(run_dir) / "analysis" / "margins.png",
+        {n: (steps, m["margin"]) for n, m in result["groups"].items()},
+        "iteration",
+        "mean logit margin (target − best other)",
+        f"Overthinking: {Path(run_dir).name}",
+    )
+
+
+DEFAULT_KL_EPS = 0.001
+
+
+def halting(
+    run_dir: Path, kl_eps: float = DEFAULT_KL_EPS, entropy_max: float = 3.0, max_iters: int = 16
+) -> dict:
     """Adaptive halting (KL + entropy), KL-only and every fixed r, per group and over all."""
     rules: list[HaltingRule] = [kl_entropy(kl_eps, entropy_max), kl_only(kl_eps)]  # bad thresholds: refused
+    name = "halting" if kl_eps == DEFAULT_KL_EPS else f"halting-eps{kl_eps:g}"  # one file per threshold
+    settings = {"kl_eps": kl_eps, "entropy_max": entropy_max, "max_iters": max_iters}
+    if (result := _recorded(run_dir, name, settings, _has_final(run_dir))) is not None:
+        return result | {"figure": str(_halting_figure(run_dir, result, name))}
     _, task, model = _load(run_dir, max_iters=max_iters)  # before the model is loaded
     rules += [fixed(r) for r in range(1, max_iters + 1)]
     groups = query_groups(task)
@@ -223,6 +261,13 @@ def halting(run_dir: Path, kl_eps: float = 0.001, entropy_max: float = 3.0, max_
         "overall": overall,
         "groups": per_group,
     }
+    result["figure"] = str(_halting_figure(run_dir, result, name))
+    _write(run_dir, name, result)
+    return result
+
+
+def _halting_figure(run_dir: Path, result: dict, name: str) -> Path:
+    overall = result["overall"]
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     fixed_rows = overall[2:]
     ax.plot(
@@ -240,9 +285,7 @@ def halting(run_dir: Path, kl_eps: float = 0.001, entropy_max: float = 3.0, max_
     ax.set_title(f"Adaptive halting: {Path(run_dir).name}")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    result["figure"] = str(save(fig, Path(run_dir) / "analysis" / "halting.png"))
-    _write(run_dir, "halting", result)
-    return result
+    return save(fig, Path(run_dir) / "analysis" / f"{name}.png")
 
 
 def _bridges(task: KGTask, q: Queries) -> np.ndarray:
@@ -257,15 +300,17 @@ def _bridges(task: KGTask, q: Queries) -> np.ndarray:
 def lens(run_dir: Path, n: int = 500) -> dict:
     """Logit lens on every kept checkpoint and the final weights: top-1 rate of the bridge entity at
     the r1 position and of the target at the r2 position, after every layer of every iteration."""
+    steps = ckpt.list_checkpoints(Path(run_dir) / "checkpoints")
+    if (result := _recorded(run_dir, "lens", {"n": n}, bool(steps) or _has_final(run_dir))) is not None:
+        return result | {"figure": str(_lens_figure(run_dir, result))}
     cfg, task, model = _load(run_dir, need_loops=False)
     if cfg.task.setting != "systematic":
         raise UserError(f"{run_dir}: the logit lens reads 2-hop queries of a systematic-setting run")
     sets = {name: task.tests[name] for name in ("train", "id", "ood")}
     two_hop = {k: r.take(np.flatnonzero(r.lengths == 3)[:n]) for k, r in sets.items()}
-    steps = ckpt.list_checkpoints(Path(run_dir) / "checkpoints")
-    if not steps and not (Path(run_dir) / "final.safetensors").exists():
+    if not steps and not _has_final(run_dir):
         raise UserError(f"{run_dir} has no checkpoints and no final weights to read")
-    result: dict = {"checkpoints": {}}
+    result = {"n": n, "checkpoints": {}}
     for weights in [*map(str, steps), "final"]:
         load_weights(model, run_dir, weights)
         per_set = {}
@@ -276,21 +321,23 @@ def lens(run_dir: Path, n: int = 500) -> dict:
             probes = {"bridge_at_r1": (1, _bridges(task, q)), "target_at_r2": (2, q.answers)}
             per_set[name] = lens_decodability(model, q, probes, cfg.model.n_loops, CPU)
         result["checkpoints"][weights] = per_set
+    result["figure"] = str(_lens_figure(run_dir, result))
+    _write(run_dir, "lens", result)
+    return result
+
+
+def _lens_figure(run_dir: Path, result: dict) -> Path:
     final = result["checkpoints"]["final"]
     series = {}
     for name, probes in final.items():
         for probe, grid in probes.items():
             flat = [v for layers in grid for v in layers]
             series[f"{name}: {probe}"] = (list(range(1, len(flat) + 1)), flat)
-    result["figure"] = str(
-        line_figure(
-            Path(run_dir) / "analysis" / "lens.png",
-            series,
-            "layer (all iterations, in order)",
-            "top-1 decodability",
-            f"Logit lens (final weights): {Path(run_dir).name}",
-            ylim=(0, 1.02),
-        )
+    return line_figure(
+        Path(run_dir) / "analysis" / "lens.png",
+        series,
+        "layer (all iterations, in order)",
+        "top-1 decodability",
+        f"Logit lens (final weights): {Path(run_dir).name}",
+        ylim=(0, 1.02),
     )
-    _write(run_dir, "lens", result)
-    return result

@@ -39,14 +39,22 @@ def part_name(source: Path, taken: set[str]) -> str:
 # what an analysis reads of a run, small enough to commit: the book keeps them for every run (and a
 # stacked run's seed list), so that `symgen report --check` can analyse a part anew (weights stay out)
 ANALYSED_FILES = ("config.yaml", "metrics.jsonl", "summary.json")
-# and, where an analysis wrote it, the small summary it read of the weights (paper A's unseen rows)
-RUN_FILES = (*ANALYSED_FILES, "seeds.json", "rows.json")
+# and, where an analysis wrote them, the small summaries it read of the weights (paper A's unseen rows;
+# the looped models' iterations, margins, halting and logit lens under RUN/analysis/)
+WEIGHT_SUMMARIES = ("rows.json", "iterations.json", "margins.json", "lens.json")
+RUN_FILES = (*ANALYSED_FILES, "seeds.json", *WEIGHT_SUMMARIES)
+
+
+def kept_in_book(path: Path) -> bool:
+    """A run's file a book keeps: RUN_FILES, and every halting table (one per KL threshold)."""
+    halting = path.parent.name == "analysis" and path.name.startswith("halting") and path.suffix == ".json"
+    return path.is_file() and (path.name in RUN_FILES or halting)
 
 
 def copy_run_files(source: Path, target: Path) -> None:
     """RUN_FILES of every run (and seed) under source/runs, into target/runs."""
     for path in sorted((source / "runs").rglob("*")) if (source / "runs").is_dir() else []:
-        if path.name in RUN_FILES and path.is_file():
+        if kept_in_book(path):
             (target / path.relative_to(source)).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target / path.relative_to(source))
 
