@@ -37,7 +37,8 @@ def finals(
         "kg-sys-vanilla": {"ood": 0.01, "id": 0.93, "loops": 1, "ood_step": None, "steps": 20000},
         "kg-sys-deep": {"ood": 0.02, "id": deep_id, "loops": 1, "ood_step": None, "steps": 20000},
     }
-    runs["kg-sys-looped-r2"]["blocks"] = 2  # B5.1's quick R = 2: four layer passes (no "blocks" reads as 1)
+    for name, f in runs.items():  # one two-layer block for R = 2 and R = 4, as the paper keeps one block
+        f["blocks"] = 2 if f["loops"] > 1 else (4 if name == "kg-sys-deep" else 1)
     return runs
 
 
@@ -124,7 +125,7 @@ def test_b51_reads_the_longest_trained_run_of_each_r_and_names_the_shorter():
 
 def test_b51_reads_no_looped_run_of_fewer_than_four_layer_passes_and_names_it():
     data = finals()
-    one_layer = {"ood": 0.08, "id": 1.0, "loops": 2, "ood_step": None, "steps": 120000}
+    one_layer = {"ood": 0.08, "id": 1.0, "loops": 2, "blocks": 1, "ood_step": None, "steps": 120000}
     data["kg-sys-looped-r2-one-layer"] = one_layer
     claim = check_b51(data, "quick", [])
     assert outcomes(claim) == [PASS] * 4  # the longer one-layer run neither stands for R = 2 nor fails it
@@ -133,6 +134,16 @@ def test_b51_reads_no_looped_run_of_fewer_than_four_layer_passes_and_names_it():
     del data["kg-sys-looped-r2"]  # only the one-layer R = 2 left: no R = 2 arm
     speed = part(check_b51(data, "quick", []), "R = 4 reaches")
     assert speed.outcome == NOT_JUDGED and speed.measured == "no looped run at R = 2 in this quick output"
+
+
+def test_b51_compares_speed_only_between_arms_of_one_block():
+    data = finals()
+    data["kg-sys-looped"]["blocks"] = 1  # R = 4 one layer (four passes), R = 2 two layers (four passes)
+    claim = check_b51(data, "quick", [])
+    speed = part(claim, "R = 4 reaches")
+    assert speed.outcome == NOT_JUDGED and "differ in their block" in speed.measured
+    assert "kg-sys-looped (R = 4, 1-layer block)" in speed.measured
+    assert outcomes(claim) == [PASS, PASS, NOT_JUDGED, PASS]  # both still make four passes: both arms
 
 
 def test_the_ood_bar_counts_from_the_first_evaluation_it_holds_for_two():
@@ -147,7 +158,7 @@ def test_b51_from_run_directories_reads_the_speed_from_the_ood_curves(tmp_path: 
         "kg-sys-looped-r2-two-layer-block": write_kg_systematic_run(tmp_path / "r2-two", 2, fast, blocks=2),
         "kg-sys-looped-r2": write_kg_systematic_run(tmp_path / "r2", 2, [0.0] * 6),
         "kg-sys-looped-r2-long": write_kg_systematic_run(tmp_path / "r2-long", 2, [0.0] * 6),
-        "kg-sys-looped": write_kg_systematic_run(tmp_path / "r4", 4, slow),
+        "kg-sys-looped": write_kg_systematic_run(tmp_path / "r4", 4, slow, blocks=2),  # R = 2's block
         "kg-sys-vanilla": write_kg_systematic_run(tmp_path / "vanilla", 1, [0.0] * 6),
         "kg-sys-deep": write_kg_systematic_run(tmp_path / "deep", 1, [0.01] * 6, blocks=4, id_acc=0.5),
     }
@@ -178,8 +189,8 @@ def test_the_quick_and_smoke_suites_train_r2_and_r4_looped_runs():
         assert (two.model.n_layers, two.model.n_loops) == (2, 2)
         assert two.train.steps == configs["kg-sys-looped"].train.steps
     quick = KGSystematicExperiment().runs("quick")
-    assert quick[1].name == "kg-sys-looped-r2"  # the one-layer row, the longest, right after B5.1's R = 2
-    r2 = resolve(quick[1].recipe, quick[1].overrides)
+    assert quick[0].name == "kg-sys-looped-r2"  # the one-layer row, the longest, first
+    r2 = resolve(quick[0].recipe, quick[0].overrides)
     assert (
         r2.train.steps == 3 * resolve("kg-systematic-looped").train.steps and r2.train.keep_checkpoints == 2
     )

@@ -82,11 +82,16 @@ def test_a_run_without_weights_is_read_from_what_each_analysis_wrote(runs, tmp_p
     assert read["halting"]["kl_eps"] == 0.001 and read["halting-eps0.01"]["kl_eps"] == 0.01
     systematic = without_weights(runs["systematic"], tmp_path / "systematic")
     assert loop_report.lens(systematic, n=32)["checkpoints"] == json.loads(json.dumps(lens["checkpoints"]))
-    # other settings than the recorded ones need the weights: the run says it has none
-    with pytest.raises(UserError):
+    # other settings than the recorded ones need the weights, and the refusal says which were recorded
+    with pytest.raises(UserError, match="was written with max_iters=6; other settings need"):
         loop_report.iterations(depth, max_iters=9)
-    with pytest.raises(UserError):
+    with pytest.raises(UserError, match="was written with n=32"):
         loop_report.lens(systematic, n=16)
+    # a record of other weights (the run went on since) is not read: the run has no weights to read
+    summary = json.loads((depth / "summary.json").read_text())
+    (depth / "summary.json").write_text(json.dumps(summary | {"steps": summary["steps"] + 1}))
+    with pytest.raises(UserError, match="final"):
+        loop_report.margin_curves(depth, max_iters=7)
 
 
 def fake_log_probs(right_at: dict[int, set[int]]):

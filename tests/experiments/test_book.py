@@ -6,7 +6,7 @@ from pathlib import Path
 
 from conftest import symgen
 
-from symgen.experiments.book import merge
+from symgen.experiments.book import copy_run_files, merge
 from symgen.experiments.claims import ClaimResult, JudgedPart
 from symgen.experiments.registry import default_claims
 from symgen.experiments.report import read_claims, write_claims
@@ -110,3 +110,21 @@ def test_among_parts_that_judged_nothing_the_one_that_trained_the_runs_wins(tmp_
     absent = _output(tmp_path / "absent", [0, 1, 2], ["not judged"] * 3)  # --runs left the run out
     for order in ([trained, absent], [absent, trained]):
         assert _merged_a71(order, tmp_path / f"book-{order[0].name}").source["part"] == "trained"
+
+
+def test_a_book_keeps_what_each_analysis_reads_of_a_run_and_no_weights(tmp_path: Path):
+    run = tmp_path / "part" / "runs" / "kg-depth-r8" / "seed-0"
+    kept = ["config.yaml", "metrics.jsonl", "summary.json", "rows.json", "analysis/iterations.json"]
+    kept += ["analysis/margins.json", "analysis/halting.json", "analysis/halting-eps0.01.json"]
+    left = ["final.safetensors", "checkpoints/step_0000020.safetensors", "analysis/halting.png", "notes.json"]
+    left += ["analysis/other.json"]
+    for name in kept + left:
+        (run / name).parent.mkdir(parents=True, exist_ok=True)
+        (run / name).write_text("{}")
+    copy_run_files(tmp_path / "part", tmp_path / "book")
+    copied = {
+        p.relative_to(tmp_path / "book" / "runs" / "kg-depth-r8" / "seed-0").as_posix()
+        for p in (tmp_path / "book").rglob("*")
+        if p.is_file()
+    }
+    assert copied == set(kept)

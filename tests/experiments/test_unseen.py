@@ -175,15 +175,17 @@ def test_row_geometry_tells_contracted_rows_from_drifted_ones(tmp_path: Path):
 def test_a75_reads_the_same_from_the_rows_file_when_the_weights_are_gone(tmp_path: Path):
     dirs = runs(tmp_path / "a")
     first = UnseenSymbolsExperiment().analyze("quick", dirs, tmp_path / "f1").claims
-    geometry = json.loads((dirs["unseen-standard"] / "rows.json").read_text())
-    assert set(geometry) == {SPREAD, DRIFT}  # what A7.5 reads of the weights, written beside them
+    kept = json.loads((dirs["unseen-standard"] / "rows.json").read_text())
+    assert set(kept["geometry"]) == {SPREAD, DRIFT}  # what A7.5 reads of the weights, written beside them
+    assert kept["weights_step"] == json.loads((dirs["unseen-standard"] / "summary.json").read_text())["steps"]
     for run in dirs.values():  # a book keeps no weights
         (run / "final.safetensors").unlink()
     again = UnseenSymbolsExperiment().analyze("quick", dirs, tmp_path / "f2").claims
     a75, a75_again = (next(c for c in cs if c.id == "A7.5") for cs in (first, again))
     assert a75_again.parts[2].outcome != "not judged" and a75_again.parts == a75.parts
     assert a75_again.note == a75.note and a75_again.verdict == a75.verdict
-    (dirs["unseen-standard-no-decay-same-symbol"] / "rows.json").unlink()  # neither file: not judged
+    stale = dirs["unseen-standard-no-decay-same-symbol"] / "rows.json"  # from other weights: not read
+    stale.write_text(json.dumps(json.loads(stale.read_text()) | {"weights_step": -1}))
     gone = UnseenSymbolsExperiment().analyze("quick", dirs, tmp_path / "f3").claims
     assert next(c for c in gone if c.id == "A7.5").parts[2].outcome == "not judged"
 

@@ -23,9 +23,9 @@ from symgen.analysis.looped import (
     margins,
 )
 from symgen.analysis.plots import WIDTH, line_figure, save
-from symgen.config import ExperimentConfig, resolve
+from symgen.config import ExperimentConfig
 from symgen.errors import UserError
-from symgen.models.recurrence import HaltingRule, fixed, kl_entropy, kl_only
+from symgen.models.recurrence import KL_EPS, HaltingRule, fixed, kl_entropy, kl_only
 from symgen.tasks.kg_task import KGTask
 from symgen.training import checkpoint as ckpt
 from symgen.training.build import load_run
@@ -61,13 +61,28 @@ def query_groups(task: KGTask) -> dict[str, Queries]:
 
 
 def _recorded(run_dir: Path, name: str, settings: dict, weights: bool) -> dict | None:
-    """What the analysis `name` wrote of this run with these settings, where the run lacks the
-    weights to compute it anew (`weights`: whether they are there); None otherwise."""
+    """What the analysis `name` wrote of this run, where the run lacks the weights to compute it anew
+    (`weights`: whether they are there) and the file was written with these settings from the weights
+    its summary names (the same step); None where there is nothing to read. Written with other
+    settings, it is refused in one line: those need the weights."""
     path = Path(run_dir) / "analysis" / f"{name}.json"
-    if weights or not path.is_file():
+    summary = Path(run_dir) / "summary.json"
+    if weights or not path.is_file() or not summary.is_file():
         return None
     result = json.loads(path.read_text())
-    return result if all(result.get(k) == v for k, v in settings.items()) else None
+    if result.get("weights_step") != read_summary(run_dir).get("steps"):
+        return None  # written from other weights (a run since extended): nothing recorded for these
+    differ = {k: result.get(k) for k, v in settings.items() if result.get(k) != v}
+    if differ:
+        shown = ", ".join(f"{k}={v}" for k, v in differ.items())
+        raise UserError(f"{path} was written with {shown}; other settings need the run's weights")
+    return result
+
+
+def _stamped(run_dir: Path, result: dict) -> dict:
+    """The result with the step of the weights it read (its run's summary), so that it is read back
+    only for those weights."""
+    return result | {"weights_step": read_summary(run_dir).get("steps")}
 
 
 def _has_final(run_dir: Path) -> bool:
@@ -125,10 +140,9 @@ def iterations(run_dir: Path, max_iters: int = 20) -> dict:
     the validation half and depth (the deepest hop with accuracy >= DEPTH_BAR) read on the test half,
     so no test chain decides which r counts."""
     if (
-        result := _recorded(run_dir, "iterations", {"max_iters": max_iters}, _has_final(run_dir))
+        result := _recorded(run_dir, "iterations", _iteration_settings(max_iters), _has_final(run_dir))
     ) is not None:
-        dynamic = resolve(Path(run_dir) / "config.yaml").train.loops == "poisson"
-        return result | {"figure": str(_heatmap(run_dir, result, dynamic))}
+        return result | {"figure": str(_heatmap(run_dir, result, result["dynamic"]))}
     cfg, task, model = _load(run_dir, max_iters=max_iters)
     groups = query_groups(task)
     log_probs = {n: answer_log_probs(model, q, max_iters, CPU) for n, q in groups.items()}
@@ -151,6 +165,7 @@ def iterations(run_dir: Path, max_iters: int = 20) -> dict:
     chosen_r = choose_r(validation, list(range(1, max_iters + 1)))
     result = {
         "max_iters": max_iters,
+        "dynamic": dynamic,
         "train_loops": label,
         "train_r_read": train_r,
         "learnable_depth": summary.get("learnable_depth"),
@@ -172,8 +187,14 @@ def iterations(run_dir: Path, max_iters: int = 20) -> dict:
         ),
     }
     result["figure"] = str(_heatmap(run_dir, result, dynamic))
+    result = _stamped(run_dir, result)
     _write(run_dir, "iterations", result)
     return result
+
+
+def _iteration_settings(max_iters: int) -> dict:
+    """What an iteration table was read with: a table recorded under another bar or split is stale."""
+    return {"max_iters": max_iters, "depth_bar": DEPTH_BAR, "split": SPLIT}
 
 
 def _heatmap(run_dir: Path, result: dict, dynamic: bool) -> Path:
@@ -220,6 +241,7 @@ def margin_curves(run_dir: Path, max_iters: int = 50) -> dict:
     }
     result = {"max_iters": max_iters, "groups": per_group}
     result["figure"] = str(_margin_figure(run_dir, result))
+    result = _stamped(run_dir, result)
     _write(run_dir, "margins", result)
     return result
 
@@ -235,15 +257,10 @@ def _margin_figure(run_dir: Path, result: dict) -> Path:
     )
 
 
-DEFAULT_KL_EPS = 0.001
-
-
-def halting(
-    run_dir: Path, kl_eps: float = DEFAULT_KL_EPS, entropy_max: float = 3.0, max_iters: int = 16
-) -> dict:
+def halting(run_dir: Path, kl_eps: float = KL_EPS, entropy_max: float = 3.0, max_iters: int = 16) -> dict:
     """Adaptive halting (KL + entropy), KL-only and every fixed r, per group and over all."""
     rules: list[HaltingRule] = [kl_entropy(kl_eps, entropy_max), kl_only(kl_eps)]  # bad thresholds: refused
-    name = "halting" if kl_eps == DEFAULT_KL_EPS else f"halting-eps{kl_eps:g}"  # one file per threshold
+    name = "halting" if kl_eps == KL_EPS else f"halting-eps{kl_eps:g}"  # one file per threshold
     settings = {"kl_eps": kl_eps, "entropy_max": entropy_max, "max_iters": max_iters}
     if (result := _recorded(run_dir, name, settings, _has_final(run_dir))) is not None:
         return result | {"figure": str(_halting_figure(run_dir, result, name))}
@@ -262,6 +279,7 @@ def halting(
         "groups": per_group,
     }
     result["figure"] = str(_halting_figure(run_dir, result, name))
+    result = _stamped(run_dir, result)
     _write(run_dir, name, result)
     return result
 
@@ -322,6 +340,7 @@ def lens(run_dir: Path, n: int = 500) -> dict:
             per_set[name] = lens_decodability(model, q, probes, cfg.model.n_loops, CPU)
         result["checkpoints"][weights] = per_set
     result["figure"] = str(_lens_figure(run_dir, result))
+    result = _stamped(run_dir, result)
     _write(run_dir, "lens", result)
     return result
 

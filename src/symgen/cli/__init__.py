@@ -118,7 +118,7 @@ SUITES = ("smoke", "quick", "mid", "paper")
     "--suite",
     type=click.Choice(SUITES),
     required=True,
-    help="smoke (minutes, checks the plumbing) | quick (about 5 h 45 min on 2 CPU cores) | mid (Part A at "
+    help="smoke (minutes, checks the plumbing) | quick (about 6 h 35 min on 2 CPU cores) | mid (Part A at "
     "d = 128, about 3 h on 2 CPU cores) | paper (a GPU).",
 )
 @click.option("--out", type=click.Path(path_type=Path), default=Path("repro"), show_default=True)

@@ -39,16 +39,21 @@ def part_name(source: Path, taken: set[str]) -> str:
 # what an analysis reads of a run, small enough to commit: the book keeps them for every run (and a
 # stacked run's seed list), so that `symgen report --check` can analyse a part anew (weights stay out)
 ANALYSED_FILES = ("config.yaml", "metrics.jsonl", "summary.json")
-# and, where an analysis wrote them, the small summaries it read of the weights (paper A's unseen rows;
-# the looped models' iterations, margins, halting and logit lens under RUN/analysis/)
-WEIGHT_SUMMARIES = ("rows.json", "iterations.json", "margins.json", "lens.json")
-RUN_FILES = (*ANALYSED_FILES, "seeds.json", *WEIGHT_SUMMARIES)
+RUN_FILES = (*ANALYSED_FILES, "seeds.json")
+# and, where an analysis wrote them, the small summaries it read of the weights: paper A's unseen rows
+# (RUN/rows.json) and the looped models' iterations, margins, halting and logit lens (RUN/analysis/)
+ROWS_FILE = "rows.json"
+LOOP_ANALYSES = ("iterations", "margins", "halting", "lens")
 
 
 def kept_in_book(path: Path) -> bool:
-    """A run's file a book keeps: RUN_FILES, and every halting table (one per KL threshold)."""
-    halting = path.parent.name == "analysis" and path.name.startswith("halting") and path.suffix == ".json"
-    return path.is_file() and (path.name in RUN_FILES or halting)
+    """A run's file a book keeps: RUN_FILES, rows.json, and the looped analyses' JSON (halting's one
+    per KL threshold)."""
+    if not path.is_file():
+        return False
+    if path.name in (*RUN_FILES, ROWS_FILE):
+        return True
+    return path.parent.name == "analysis" and path.suffix == ".json" and path.stem.startswith(LOOP_ANALYSES)
 
 
 def copy_run_files(source: Path, target: Path) -> None:

@@ -217,9 +217,9 @@ def b56(section: Section, dynamic: tuple[str, Path] | None, figure_dir: Path) ->
 
 
 def _systematic_runs(run_dirs: dict[str, Path]) -> tuple[str | None, str | None, str | None]:
-    """The looped systematic run the lens reads (R = 4 when trained, else the first looped run, which
-    B5.2's parts then name; None when none was), the depth-matched vanilla run and the one-block
-    vanilla run."""
+    """The looped systematic run the lens reads (of B5.1's looped arms, R = 4 when trained, else the
+    first, which B5.2's parts then name; None when there is none), the depth-matched vanilla run and
+    the one-block vanilla run."""
     finals = {n: run_finals(r)[0] for n, r in run_dirs.items() if n.startswith("kg-sys")}
     loops = {n: f["loops"] for n, f in finals.items()}
     looped = list(looped_arms(finals)[0])  # as B5.1 reads them

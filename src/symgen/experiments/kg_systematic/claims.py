@@ -120,6 +120,9 @@ def speed_part(looped: dict[str, dict], suite: str, absent: Iterable[str] = ()) 
     values = _values(arms, "ood_step", "steps", "id")
     if why := _not_learned(arms):
         return not_judged(text, why, values)
+    if r2[1]["blocks"] != r4[1]["blocks"]:  # the paper's R = 2 and R = 4 share one block
+        shapes = " and ".join(f"{n} (R = {f['loops']}, {f['blocks']}-layer block)" for n, f in arms.items())
+        return not_judged(text, f"{shapes} differ in their block, where the paper compares one block", values)
     t2, t4 = r2[1]["ood_step"], r4[1]["ood_step"]
 
     def when(name: str, f: dict) -> str:
@@ -180,8 +183,8 @@ def layer_passes(loops: int, blocks: int) -> int:
 def _few_passes(finals: dict[str, dict]) -> str:
     """A note naming the looped runs that make fewer than MIN_LAYER_PASSES, which B5.1 does not read."""
     rows = [
-        f"{n} (R = {f['loops']}, {f.get('blocks', 1)}-layer block: "
-        f"{layer_passes(f['loops'], f.get('blocks', 1))} layer passes) reads OOD {f['ood']:.3f}"
+        f"{n} (R = {f['loops']}, {f['blocks']}-layer block: "
+        f"{layer_passes(f['loops'], f['blocks'])} layer passes) reads OOD {f['ood']:.3f}"
         for n, f in finals.items()
     ]
     if not rows:
@@ -196,7 +199,7 @@ def looped_arms(finals: dict[str, dict]) -> tuple[dict[str, dict], str]:
     """B5.1's looped arms: of the runs with R > 1 and at least MIN_LAYER_PASSES layer passes, the
     longest-trained at each R; and a note naming the runs read in place of others and the runs with
     fewer passes (labelled rows)."""
-    passes = {n: layer_passes(f["loops"], f.get("blocks", 1)) for n, f in finals.items() if f["loops"] > 1}
+    passes = {n: layer_passes(f["loops"], f["blocks"]) for n, f in finals.items() if f["loops"] > 1}
     arms, note = longest_at_each_r({n: finals[n] for n, p in passes.items() if p >= MIN_LAYER_PASSES})
     few = _few_passes({n: finals[n] for n, p in passes.items() if p < MIN_LAYER_PASSES})
     return arms, "; ".join(x for x in (note, few) if x)
@@ -209,7 +212,7 @@ def check_b51(
     absent: dict[str, tuple[int, int]] | None = None,
 ) -> Claim:
     """B5.1 from each run's final numbers: `finals[run]` holds `ood`, `id` (means of the last
-    evaluations), `loops` (R; 1 is vanilla), `blocks` (layers per block; 1 when not given), `ood_step`
+    evaluations), `loops` (R; 1 is vanilla), `blocks` (layers per block), `ood_step`
     (when OOD reached the bar, or None) and `steps`. The looped arms are the runs with R > 1 and at least
     MIN_LAYER_PASSES layer passes; where one R has several, the longest-trained one is judged
     (`longest_at_each_r`). `absent` gives (R, layers per block) of each run of the suite that this

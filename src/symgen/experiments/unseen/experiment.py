@@ -94,13 +94,15 @@ ROW_GEOMETRY_FILE = "rows.json"  # beside a run's weights: what A7.5 reads of th
 
 def run_row_geometry(run_dir: Path, rows: tuple[Tensor, float] | None) -> dict[str, float]:
     """The unseen rows' geometry of a run (`row_geometry`): from its final weights' rows when given,
-    then kept in RUN/rows.json, so that an output without weights (a book) reads the same numbers;
-    from that file otherwise; {} when neither is there."""
-    path = run_dir / ROW_GEOMETRY_FILE
+    then kept in RUN/rows.json with the step of those weights, so that an output without weights (a
+    book) reads the same numbers; from that file otherwise, when it names the step the run's summary
+    does; {} when neither is there."""
+    path, step = run_dir / ROW_GEOMETRY_FILE, read_summary(run_dir).get("steps")
     if rows is None:
-        return json.loads(path.read_text()) if path.is_file() else {}
+        kept = json.loads(path.read_text()) if path.is_file() else {}
+        return kept.get("geometry", {}) if kept.get("weights_step") == step else {}
     geometry = row_geometry(*rows)
-    path.write_text(json.dumps(geometry, indent=1) + "\n")
+    path.write_text(json.dumps({"weights_step": step, "geometry": geometry}, indent=1) + "\n")
     return geometry
 
 
