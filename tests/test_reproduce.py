@@ -78,10 +78,10 @@ def test_list_shows_each_run_once_with_its_sets_by_name():
     # a run another experiment listed first is named there, not repeated
     ablation = lines[lines.index(next(line for line in lines if line.startswith("unseen-ablation\t"))) :]
     assert any(line.split() == ["unseen-standard", "listed", "under", "unseen"] for line in ablation)
-    # kg-inside's five systematic runs, and the two the ablation tables beside its own run
-    assert text.count("listed under kg-systematic") == 7
-    # R = 2, its extension and R = 4, once each, and the ablation's two-layer R = 2
-    assert text.count("kg-systematic-looped [kg-systematic-smoke, kg-smoke-training]") == 4
+    # kg-inside's six systematic runs, and the three the ablation tables beside its own run
+    assert text.count("listed under kg-systematic") == 9
+    # R = 2 of both blocks, the extension and R = 4, once each, and the ablation's paper-phi R = 4
+    assert text.count("kg-systematic-looped [kg-systematic-smoke, kg-smoke-training]") == 5
 
 
 def test_the_command_line_offers_the_suites_there_are():
