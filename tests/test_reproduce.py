@@ -121,15 +121,15 @@ def test_a_claim_holds_only_if_it_holds_in_every_seed(tmp_path: Path):
     assert timing["train_seconds_of_runs"] == pytest.approx(sum(per_run.values()), abs=0.5)
     assert "Training time per run" in (out / "report.html").read_text()
 
-    # tamper with seed 0 only: its looped models now learn and generalize out of distribution, R = 4
-    # from the first evaluation, R = 2 (both blocks, and the extension) from the second: R = 4 is faster
+    # tamper with seed 0 only: its looped models (R = 2 of both blocks, the extension, R = 4) now learn
+    # and generalize out of distribution from the first evaluation
     r2_runs = ("kg-sys-looped-r2", "kg-sys-looped-r2-long", "kg-sys-looped-r2-two-layer-block")
     for run in ("kg-sys-looped", *r2_runs):
         metrics = out / "runs" / run / "seed-0" / "metrics.jsonl"
         lines = [json.loads(line) for line in metrics.read_text().splitlines()]
-        for i, line in enumerate(line for line in lines if "eval/ood/accuracy" in line):
-            late = run != "kg-sys-looped" and i == 0
-            line["eval/ood/accuracy"], line["eval/id/accuracy"] = 0.2 if late else 0.78, 1.0
+        for line in lines:
+            if "eval/ood/accuracy" in line:
+                line["eval/ood/accuracy"], line["eval/id/accuracy"] = 0.78, 1.0
         metrics.write_text("".join(json.dumps(line) + "\n" for line in lines))
     again = symgen(*args, "--no-progress", timeout=600)
     assert again.returncode == 0 and "runs finished already; training 0" in again.stderr
@@ -137,8 +137,11 @@ def test_a_claim_holds_only_if_it_holds_in_every_seed(tmp_path: Path):
     check_parts(b51)
     looped = b51["parts"][0]
     assert looped["outcomes"] == {"0": "pass", "1": "not judged"} and looped["outcome"] == "mixed"
-    # every part seed 0 judges passes, and seed 1 (its looped models never learned) judges none: partly
+    # every part seed 0 judges passes (the speed part compares no two arms of one block at smoke scale,
+    # as at quick), and seed 1 (its looped models never learned) judges none: partly
     assert all(p["outcomes"]["0"] in ("pass", "not judged") for p in b51["parts"])
+    speed = next(p for p in b51["parts"] if p["text"].startswith("R = 4 reaches"))
+    assert speed["outcomes"]["0"] == "not judged" and "differ in their block" in speed["measured"]["0"]
     assert b51["verdict"] == "partly reproduced" and "seed 1" in (out / "report.html").read_text()
 
 
