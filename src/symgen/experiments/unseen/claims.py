@@ -79,21 +79,25 @@ STATEMENTS = (
     A74B,
 )
 
+# Paper A's four sentences as the paper states them, judged again on the paper's models trained otherwise
+PAPER_SENTENCES = (
+    ("A7.1", "the standard transformer is near-perfect on all_seen and fails on all_unseen."),
+    ("A7.2", "copy attention helps query_unseen but still fails all_unseen."),
+    ("A7.3", "copy attention + frozen or actively forgotten embeddings solves all_unseen."),
+    ("A7.4", "temporary active forgetting holds only with copy attention."),
+)
+
+
+def trained_variant_statements(symbol: str, prefix: str) -> tuple[Statement, ...]:
+    """A7.1–A7.4 with `symbol` on their ids and `prefix` naming how the paper's model was trained."""
+    return tuple(Statement(f"{cid}{symbol}", prefix + sentence, cid) for cid, sentence in PAPER_SENTENCES)
+
+
 # The paper's models, trained with a supervised matching head (train.match_loss, the set
 # `matching-head`): the architecture is the paper's, only the training signal gains a term until step
 # 4000. Labelled rows of their own: the paper does not train with it.
 MATCHING = "Matching-head variant (the paper's model, trained with a supervised matching head): "
-A71M = Statement(
-    "A7.1μ",
-    MATCHING + "the standard transformer is near-perfect on all_seen and fails on all_unseen.",
-    "A7.1",
-)
-A72M = Statement("A7.2μ", MATCHING + "copy attention helps query_unseen but still fails all_unseen.", "A7.2")
-A73M = Statement(
-    "A7.3μ", MATCHING + "copy attention + frozen or actively forgotten embeddings solves all_unseen.", "A7.3"
-)
-A74M = Statement("A7.4μ", MATCHING + "temporary active forgetting holds only with copy attention.", "A7.4")
-MATCHING_STATEMENTS = (A71M, A72M, A73M, A74M)
+MATCHING_STATEMENTS = trained_variant_statements("μ", MATCHING)
 
 # The paper's models, trained with a scaffold and a taught head (the set `scaffold-head`): the
 # same-symbol term as a scaffold whose weight falls to 0 by step 6000, and the matching head taught for
@@ -102,17 +106,7 @@ SCAFFOLD = (
     "Scaffold variant (the paper's model, trained with the same-symbol term faded to zero by step 6000 "
     "and a supervised matching head): "
 )
-A71S = Statement(
-    "A7.1σ",
-    SCAFFOLD + "the standard transformer is near-perfect on all_seen and fails on all_unseen.",
-    "A7.1",
-)
-A72S = Statement("A7.2σ", SCAFFOLD + "copy attention helps query_unseen but still fails all_unseen.", "A7.2")
-A73S = Statement(
-    "A7.3σ", SCAFFOLD + "copy attention + frozen or actively forgotten embeddings solves all_unseen.", "A7.3"
-)
-A74S = Statement("A7.4σ", SCAFFOLD + "temporary active forgetting holds only with copy attention.", "A7.4")
-SCAFFOLD_STATEMENTS = (A71S, A72S, A73S, A74S)
+SCAFFOLD_STATEMENTS = trained_variant_statements("σ", SCAFFOLD)
 
 # bars, stated before the runs (SPEC A7 and "Judging the claims")
 LEARNED = 0.9  # chain-of-thought Horn: all_seen exact match an arm needs before its part counts
