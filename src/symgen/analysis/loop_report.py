@@ -63,7 +63,7 @@ def query_groups(task: KGTask) -> dict[str, Queries]:
 def _recorded(run_dir: Path, name: str, settings: dict, weights: bool) -> dict | None:
     """What the analysis `name` wrote of this run, where the run lacks the weights to compute it anew
     (`weights`: whether they are there) and the file was written with these settings from the weights
-    its summary names (the same step); None where there is nothing to read. Written with other
+    its summary names (the step `_write` kept); None where there is nothing to read. Written with other
     settings, it is refused in one line: those need the weights."""
     path = Path(run_dir) / "analysis" / f"{name}.json"
     summary = Path(run_dir) / "summary.json"
@@ -79,22 +79,18 @@ def _recorded(run_dir: Path, name: str, settings: dict, weights: bool) -> dict |
     return result
 
 
-def _stamped(run_dir: Path, result: dict) -> dict:
-    """The result with the step of the weights it read (its run's summary), so that it is read back
-    only for those weights."""
-    return result | {"weights_step": read_summary(run_dir).get("steps")}
-
-
 def _has_final(run_dir: Path) -> bool:
     return (Path(run_dir) / "final.safetensors").exists()
 
 
-def _write(run_dir: Path, name: str, result: dict) -> Path:
+def _write(run_dir: Path, name: str, result: dict) -> dict:
+    """RUN/analysis/NAME.json: the result with the step of the weights it read (its run's summary),
+    so that `_recorded` reads it back only for those weights; returns what was written."""
     out = Path(run_dir) / "analysis"
     out.mkdir(parents=True, exist_ok=True)
-    path = out / f"{name}.json"
-    path.write_text(json.dumps(result, indent=1) + "\n")
-    return path
+    result = result | {"weights_step": read_summary(run_dir).get("steps")}
+    (out / f"{name}.json").write_text(json.dumps(result, indent=1) + "\n")
+    return result
 
 
 def _hop(name: str) -> int | None:
@@ -187,9 +183,7 @@ def iterations(run_dir: Path, max_iters: int = 20) -> dict:
         ),
     }
     result["figure"] = str(_heatmap(run_dir, result, dynamic))
-    result = _stamped(run_dir, result)
-    _write(run_dir, "iterations", result)
-    return result
+    return _write(run_dir, "iterations", result)
 
 
 def _iteration_settings(max_iters: int) -> dict:
@@ -241,9 +235,7 @@ def margin_curves(run_dir: Path, max_iters: int = 50) -> dict:
     }
     result = {"max_iters": max_iters, "groups": per_group}
     result["figure"] = str(_margin_figure(run_dir, result))
-    result = _stamped(run_dir, result)
-    _write(run_dir, "margins", result)
-    return result
+    return _write(run_dir, "margins", result)
 
 
 def _margin_figure(run_dir: Path, result: dict) -> Path:
@@ -279,9 +271,7 @@ def halting(run_dir: Path, kl_eps: float = KL_EPS, entropy_max: float = 3.0, max
         "groups": per_group,
     }
     result["figure"] = str(_halting_figure(run_dir, result, name))
-    result = _stamped(run_dir, result)
-    _write(run_dir, name, result)
-    return result
+    return _write(run_dir, name, result)
 
 
 def _halting_figure(run_dir: Path, result: dict, name: str) -> Path:
@@ -340,9 +330,7 @@ def lens(run_dir: Path, n: int = 500) -> dict:
             per_set[name] = lens_decodability(model, q, probes, cfg.model.n_loops, CPU)
         result["checkpoints"][weights] = per_set
     result["figure"] = str(_lens_figure(run_dir, result))
-    result = _stamped(run_dir, result)
-    _write(run_dir, "lens", result)
-    return result
+    return _write(run_dir, "lens", result)
 
 
 def _lens_figure(run_dir: Path, result: dict) -> Path:
