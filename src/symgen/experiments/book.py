@@ -25,6 +25,7 @@ from symgen.experiments.provenance import refuse_dirty_book, stamp
 from symgen.experiments.registry import default_claims, measured_by
 from symgen.experiments.report import read_claims, write_claims, write_report
 from symgen.experiments.types import Link, Section, Table
+from symgen.experiments.unseen.experiment import ROW_GEOMETRY_FILE
 
 LINK = re.compile(r'(?:href|src)="([^"#:]+)"')
 
@@ -42,7 +43,6 @@ ANALYSED_FILES = ("config.yaml", "metrics.jsonl", "summary.json")
 RUN_FILES = (*ANALYSED_FILES, "seeds.json")
 # and, where an analysis wrote them, the small summaries it read of the weights: paper A's unseen rows
 # (RUN/rows.json) and the looped models' iterations, margins, halting and logit lens (RUN/analysis/)
-ROWS_FILE = "rows.json"
 LOOP_ANALYSES = ("iterations", "margins", "halting", "lens")
 
 
@@ -51,7 +51,7 @@ def kept_in_book(path: Path) -> bool:
     per KL threshold)."""
     if not path.is_file():
         return False
-    if path.name in (*RUN_FILES, ROWS_FILE):
+    if path.name in (*RUN_FILES, ROW_GEOMETRY_FILE):
         return True
     return path.parent.name == "analysis" and path.suffix == ".json" and path.stem.startswith(LOOP_ANALYSES)
 
