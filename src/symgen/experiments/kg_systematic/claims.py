@@ -60,7 +60,7 @@ def _values(finals: dict[str, dict], *keys: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for n, f in finals.items():
         for k in keys:
-            if k == "ood" and f.get("ood_n"):
+            if k == "ood":  # with its n and interval where logged (Rate.as_values)
                 out |= ood_rate(f).as_values(f"{n}/ood")
             else:
                 out[f"{n}/{k}"] = f.get(k)
